@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// streams are the command's standard input and outputs; tests inject buffers.
+type streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// errUsage marks errors in how the command was called (exit code 2).
+var errUsage = errors.New("usage")
+
+// usageError wraps a message as a usage error.
+func usageError(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+func newRootCmd(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "flamediff",
+		Short: "Where did the CPU go between version A and version B?",
+		Long: `flamediff folds on-CPU stacks of a database server (perf script, folded,
+bcc profile -f, pprof), maps functions renamed between versions onto one
+canonical name, and reports per-subtree shares, CPU per operation and the
+difference between versions.`,
+		Example: `  perf script | flamediff fold > stacks.folded
+  flamediff report --root mysqld_stmt_execute --depth 2 10.11.folded
+  flamediff diff --map examples/symbolmaps/mariadb.yaml 10.11.folded 11.8.folded`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", errUsage, err) })
+	root.AddCommand(
+		newFoldCmd(s, nil),
+		newReportCmd(s, nil),
+		newDiffCmd(s, nil),
+		newMapCmd(s),
+	)
+	return root
+}
+
+// run is main without os.Exit, for tests and testscript.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s := &streams{In: stdin, Out: stdout, ErrOut: stderr}
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "flamediff: %v\n", err)
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(stderr, "run 'flamediff --help' (or COMMAND --help) for usage")
+		return exitUsage
+	}
+	return exitError
+}

@@ -1,0 +1,169 @@
+package fold
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MetaFile and StacksFile are the names of the files of a run directory.
+const (
+	MetaFile   = "run.json"
+	StacksFile = "stacks.folded"
+)
+
+// Meta is the metadata of one captured run, stored as run.json beside
+// stacks.folded in a run directory. Every figure covers the sampling window
+// only. Zero means "not measured" for every numeric field; HasPerOp says
+// whether the per-operation figures can be computed.
+//
+// The JSON field names are part of flamediff's interface (see README) and
+// stay stable.
+type Meta struct {
+	// Format is the run.json format version, currently 1.
+	Format int `json:"format"`
+	// Label names the run in reports, usually the server version ("10.11").
+	Label string `json:"label"`
+	// ServerVersion is what the server reported (SELECT VERSION()).
+	ServerVersion string `json:"server_version,omitempty"`
+	// Workload is the benchmark that drove the server (command line or name).
+	Workload string `json:"workload,omitempty"`
+	// Sampler is "perf" or "bpf"; FrequencyHz its sampling frequency.
+	Sampler     string  `json:"sampler,omitempty"`
+	FrequencyHz float64 `json:"frequency_hz,omitempty"`
+	// WindowSeconds is the length of the sampling window.
+	WindowSeconds float64 `json:"window_seconds,omitempty"`
+	// CPUSecondsTotal is the server process's CPU time (all threads, user
+	// plus system) over the window, from /proc; CPUUserSeconds and
+	// CPUSystemSeconds split it when known.
+	CPUSecondsTotal  float64 `json:"cpu_seconds,omitempty"`
+	CPUUserSeconds   float64 `json:"cpu_user_seconds,omitempty"`
+	CPUSystemSeconds float64 `json:"cpu_system_seconds,omitempty"`
+	// Operations is the number of operations (queries or transactions,
+	// see OpsCounter) the server completed in the window.
+	Operations int64 `json:"operations,omitempty"`
+	// OpsCounter says what Operations counts ("Questions", "Com_update", "sysbench transactions").
+	OpsCounter string `json:"ops_counter,omitempty"`
+	// QPS is Operations / WindowSeconds.
+	QPS float64 `json:"qps,omitempty"`
+	// Context switches of the server process over the window.
+	VoluntaryCtxSwitches   int64 `json:"voluntary_ctxt_switches,omitempty"`
+	InvoluntaryCtxSwitches int64 `json:"involuntary_ctxt_switches,omitempty"`
+	// Storage I/O of the server process over the window (/proc/PID/io).
+	ReadOps    int64   `json:"read_ops,omitempty"`
+	WriteOps   int64   `json:"write_ops,omitempty"`
+	ReadKB     float64 `json:"read_kb,omitempty"`
+	WriteKB    float64 `json:"write_kb,omitempty"`
+	Samples    int64   `json:"samples,omitempty"`
+	Complete   *bool   `json:"complete,omitempty"`
+	Incomplete string  `json:"incomplete_reason,omitempty"`
+	// Extra holds fields this version does not know, kept on rewrite.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// CPUSeconds returns the process CPU seconds of the window: CPUSecondsTotal
+// when set, else user plus system.
+func (m *Meta) CPUSeconds() float64 {
+	if m.CPUSecondsTotal > 0 {
+		return m.CPUSecondsTotal
+	}
+	return m.CPUUserSeconds + m.CPUSystemSeconds
+}
+
+// HasPerOp reports whether CPU per operation can be computed.
+func (m *Meta) HasPerOp() bool {
+	return m != nil && m.Operations > 0 && m.CPUSeconds() > 0
+}
+
+// CPUMicrosPerOp returns CPU microseconds per operation, or 0 without the figures.
+func (m *Meta) CPUMicrosPerOp() float64 {
+	if !m.HasPerOp() {
+		return 0
+	}
+	return m.CPUSeconds() * 1e6 / float64(m.Operations)
+}
+
+// CtxSwitchesPerOp returns context switches (voluntary and involuntary) per operation.
+func (m *Meta) CtxSwitchesPerOp() float64 {
+	if m == nil || m.Operations == 0 {
+		return 0
+	}
+	return float64(m.VoluntaryCtxSwitches+m.InvoluntaryCtxSwitches) / float64(m.Operations)
+}
+
+// ErrBadMeta is wrapped by ParseMeta's errors.
+var ErrBadMeta = errors.New("bad run metadata")
+
+// ParseMeta reads run.json. Unknown fields are kept in Extra.
+func ParseMeta(r io.Reader) (*Meta, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadMeta, err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadMeta, err)
+	}
+	for _, k := range metaKeys {
+		delete(all, k)
+	}
+	if len(all) > 0 {
+		m.Extra = all
+	}
+	if m.Format > 1 {
+		return nil, fmt.Errorf("%w: format %d is newer than this flamediff understands (1)", ErrBadMeta, m.Format)
+	}
+	switch {
+	case m.Operations < 0:
+		return nil, fmt.Errorf("%w: operations is negative (%d)", ErrBadMeta, m.Operations)
+	case m.CPUSecondsTotal < 0 || m.CPUUserSeconds < 0 || m.CPUSystemSeconds < 0:
+		return nil, fmt.Errorf("%w: cpu seconds are negative", ErrBadMeta)
+	case m.WindowSeconds < 0:
+		return nil, fmt.Errorf("%w: window_seconds is negative", ErrBadMeta)
+	}
+	return &m, nil
+}
+
+var metaKeys = []string{"format", "label", "server_version", "workload", "sampler", "frequency_hz",
+	"window_seconds", "cpu_seconds", "cpu_user_seconds", "cpu_system_seconds", "operations", "ops_counter", "qps",
+	"voluntary_ctxt_switches", "involuntary_ctxt_switches", "read_ops", "write_ops", "read_kb",
+	"write_kb", "samples", "complete", "incomplete_reason"}
+
+// WriteMeta writes m as indented JSON, with Extra fields merged back in.
+func WriteMeta(w io.Writer, m *Meta) error {
+	mm := *m
+	if mm.Format == 0 {
+		mm.Format = 1
+	}
+	data, err := json.Marshal(mm)
+	if err != nil {
+		return err
+	}
+	if len(m.Extra) > 0 {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(data, &all); err != nil {
+			return err
+		}
+		for k, v := range m.Extra {
+			if _, ok := all[k]; !ok {
+				all[k] = v
+			}
+		}
+		if data, err = json.Marshal(all); err != nil {
+			return err
+		}
+	}
+	var out map[string]any
+	_ = json.Unmarshal(data, &out)
+	data, err = json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}

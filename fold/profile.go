@@ -1,0 +1,206 @@
+// Package fold is flamediff's model of a sampled CPU profile: a set of call
+// stacks, each with a sample count, plus the run metadata that turns shares
+// into CPU per operation.
+//
+// The package parses and writes the formats people already use (perf script
+// text, Brendan Gregg's folded stacks, bcc profile -f output, pprof
+// protobuf) and offers pure transforms (Merge, Filter, Scale). It knows
+// nothing of capture, symbol maps or rendering, and it opens no files: parsers
+// take an io.Reader and writers an io.Writer.
+package fold
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Stack is one distinct call stack and its weight.
+//
+// Frames are ordered root first, leaf last, as in the folded format. For
+// profiles that come from perf script, bcc or flamediff's own capture,
+// Frames[0] is the thread (process) name, as stackcollapse-perf.pl writes it.
+type Stack struct {
+	Frames []string
+	Value  int64
+}
+
+// Key returns the stack in folded form without its count: frames joined by ';'.
+func (s Stack) Key() string { return strings.Join(s.Frames, ";") }
+
+// Profile is a set of stacks with their values and optional run metadata.
+//
+// A Profile produced by a parser has no two stacks with the same frames and
+// its stacks are sorted by Key, so that writers are deterministic.
+type Profile struct {
+	// Stacks are distinct and, after Normalize, sorted by Key.
+	Stacks []Stack
+	// Unit says what Value counts: "samples" (the default) or, for perf
+	// script input that carries sample periods, "period" (the event's
+	// period, nanoseconds for cpu-clock), as stackcollapse-perf.pl sums them.
+	Unit string
+	// Samples is the number of samples behind the profile when the source
+	// says it (perf script input); 0 when unknown. For Unit "samples" it
+	// equals Total().
+	Samples int64
+	// Meta is the run's metadata (run.json), nil when the profile came from
+	// a bare file.
+	Meta *Meta
+	// Skipped counts input lines that were not understood and left out;
+	// SkippedFirst describes the first of them (for messages).
+	Skipped      int
+	SkippedFirst string
+}
+
+// Unit values.
+const (
+	UnitSamples = "samples"
+	UnitPeriod  = "period"
+)
+
+// Total returns the sum of all stack values.
+func (p *Profile) Total() int64 {
+	var t int64
+	for _, s := range p.Stacks {
+		t += s.Value
+	}
+	return t
+}
+
+// Label returns the profile's label from its metadata, or "" when it has none.
+func (p *Profile) Label() string {
+	if p.Meta == nil {
+		return ""
+	}
+	return p.Meta.Label
+}
+
+// Normalize merges stacks with identical frames (summing their values),
+// drops stacks with no frames or a zero value, and sorts stacks by Key
+// (byte order, as stackcollapse-perf.pl's sort does).
+func (p *Profile) Normalize() {
+	idx := make(map[string]int, len(p.Stacks))
+	out := p.Stacks[:0:0]
+	for _, s := range p.Stacks {
+		if len(s.Frames) == 0 || s.Value == 0 {
+			continue
+		}
+		k := s.Key()
+		if i, ok := idx[k]; ok {
+			out[i].Value += s.Value
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, s)
+	}
+	keys := make([]string, len(out))
+	for i := range out {
+		keys[i] = out[i].Key()
+	}
+	sort.Sort(byKey{out, keys})
+	p.Stacks = out
+}
+
+type byKey struct {
+	s    []Stack
+	keys []string
+}
+
+func (b byKey) Len() int           { return len(b.s) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.s[i], b.s[j] = b.s[j], b.s[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+}
+
+// Clone returns a deep copy of p (frames slices are copied; strings are shared).
+func (p *Profile) Clone() *Profile {
+	q := *p
+	q.Stacks = make([]Stack, len(p.Stacks))
+	for i, s := range p.Stacks {
+		q.Stacks[i] = Stack{Frames: append([]string(nil), s.Frames...), Value: s.Value}
+	}
+	if p.Meta != nil {
+		m := *p.Meta
+		q.Meta = &m
+	}
+	return &q
+}
+
+// Merge returns a new profile holding the stacks of p and others, values
+// summed. Metadata is taken from p. Units must agree.
+func (p *Profile) Merge(others ...*Profile) (*Profile, error) {
+	q := p.Clone()
+	for _, o := range others {
+		if unitOf(o) != unitOf(p) {
+			return nil, fmt.Errorf("merge: unit %q differs from %q", unitOf(o), unitOf(p))
+		}
+		for _, s := range o.Stacks {
+			q.Stacks = append(q.Stacks, Stack{Frames: append([]string(nil), s.Frames...), Value: s.Value})
+		}
+		q.Samples += o.Samples
+		q.Skipped += o.Skipped
+	}
+	q.Normalize()
+	return q, nil
+}
+
+func unitOf(p *Profile) string {
+	if p.Unit == "" {
+		return UnitSamples
+	}
+	return p.Unit
+}
+
+// Filter returns a new profile with the stacks for which keep returns true.
+func (p *Profile) Filter(keep func(Stack) bool) *Profile {
+	q := *p
+	q.Stacks = nil
+	for _, s := range p.Stacks {
+		if keep(s) {
+			q.Stacks = append(q.Stacks, s)
+		}
+	}
+	return &q
+}
+
+// Scale returns a new profile whose values are multiplied by f and rounded
+// to the nearest integer; stacks whose value rounds to zero are dropped.
+// pprof's -diff_base is Scale(-1) followed by Merge.
+func (p *Profile) Scale(f float64) *Profile {
+	q := *p
+	q.Stacks = make([]Stack, 0, len(p.Stacks))
+	for _, s := range p.Stacks {
+		v := float64(s.Value) * f
+		var r int64
+		if v >= 0 {
+			r = int64(v + 0.5)
+		} else {
+			r = -int64(-v + 0.5)
+		}
+		if r != 0 {
+			q.Stacks = append(q.Stacks, Stack{Frames: s.Frames, Value: r})
+		}
+	}
+	return &q
+}
+
+// MapFrames returns a new profile whose frames are rewritten by f. f gets the
+// frame index (0 is the root, usually the thread name) and the name, and
+// returns the new name and whether to keep the frame. Stacks that become
+// identical are merged.
+func (p *Profile) MapFrames(f func(i int, name string) (string, bool)) *Profile {
+	q := *p
+	q.Stacks = make([]Stack, 0, len(p.Stacks))
+	for _, s := range p.Stacks {
+		fr := make([]string, 0, len(s.Frames))
+		for i, name := range s.Frames {
+			if n, keep := f(i, name); keep {
+				fr = append(fr, n)
+			}
+		}
+		q.Stacks = append(q.Stacks, Stack{Frames: fr, Value: s.Value})
+	}
+	q.Normalize()
+	return &q
+}
