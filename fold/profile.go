@@ -50,6 +50,13 @@ type Profile struct {
 	// SkippedFirst describes the first of them (for messages).
 	Skipped      int
 	SkippedFirst string
+	skipLine     int
+	// Event is the perf event the stacks were sampled on ("cpu-clock"),
+	// when the input says; FilteredEvents is true when samples of other
+	// events were left out (stackcollapse-perf.pl keeps only the first
+	// event type it sees, or the one given with --event-filter).
+	Event          string
+	FilteredEvents bool
 }
 
 // Unit values.
@@ -76,13 +83,13 @@ func (p *Profile) Label() string {
 }
 
 // Normalize merges stacks with identical frames (summing their values),
-// drops stacks with no frames or a zero value, and sorts stacks by Key
+// drops stacks with no frames, and sorts stacks by Key
 // (byte order, as stackcollapse-perf.pl's sort does).
 func (p *Profile) Normalize() {
 	idx := make(map[string]int, len(p.Stacks))
 	out := p.Stacks[:0:0]
 	for _, s := range p.Stacks {
-		if len(s.Frames) == 0 || s.Value == 0 {
+		if len(s.Frames) == 0 {
 			continue
 		}
 		k := s.Key()
