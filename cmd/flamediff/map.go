@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/symbolmap"
+)
+
+// newMapCmd is "flamediff map", the parent of the symbol map commands.
+func newMapCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "map",
+		Short: "Work with symbol maps (rename, elide, subsystems)",
+		Long: `A symbol map is a YAML file that makes profiles of different server versions
+comparable: it renames functions onto one canonical name, drops wrapper
+frames that exist in one version only, normalises thread names and build
+noise, and defines subsystems. See examples/symbolmaps/ for real maps.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageError("map needs a subcommand: check")
+		},
+	}
+	cmd.AddCommand(newMapCheckCmd(s, nil))
+	return cmd
+}
+
+// mapCheckOptions are the inputs of "flamediff map check".
+type mapCheckOptions struct {
+	IO       *streams
+	File     string
+	Profiles []string
+}
+
+// newMapCheckCmd builds "flamediff map check"; runF replaces runMapCheck in tests.
+func newMapCheckCmd(s *streams, runF func(*mapCheckOptions) error) *cobra.Command {
+	opts := &mapCheckOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate a symbol map, and see which rules a profile never uses",
+		Long: `Check parses a symbol map and prints every problem as
+FILE:LINE:COL: error|warning: message (hint: ...) on stderr, and a one-line
+summary on stdout. It exits with status 1 when the map has errors.
+
+With --profile (repeatable), it also lists the rules that can never match
+that profile: names that appear in none of its frames, and rules limited by
+labels to other versions.`,
+		Example: `  flamediff map check examples/symbolmaps/mariadb.yaml
+  flamediff map check mariadb.yaml --profile runs/10.11 --profile runs/11.8`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("map check takes one FILE, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runMapCheck(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&opts.Profiles, "profile", "p", nil, "report rules that never match this profile (file or run directory; repeatable)")
+	return cmd
+}
+
+// runMapCheck validates the map and, for each profile, reports unused rules.
+func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
+	f, err := os.Open(opts.File)
+	if err != nil {
+		return fmt.Errorf("symbol map %w", err)
+	}
+	defer f.Close()
+	m, diags, err := symbolmap.Parse(f, opts.File)
+	if err != nil && !errors.Is(err, symbolmap.ErrInvalid) {
+		return err
+	}
+	nerr, nwarn := countDiagnostics(diags)
+	for _, d := range diags {
+		fmt.Fprintln(opts.IO.ErrOut, d)
+	}
+	if m == nil {
+		fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.File, diagnosticsSummary(nerr, nwarn))
+		return err
+	}
+	for _, path := range opts.Profiles {
+		if ctx != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p, err := loadProfile(opts.IO, path, loadOptions{})
+		if err != nil {
+			return err
+		}
+		for _, d := range m.Check(p) {
+			fmt.Fprintf(opts.IO.ErrOut, "%s [%s]\n", d, path)
+			nwarn++
+		}
+	}
+	st := m.Stats()
+	parts := []string{
+		fmt.Sprintf("%d rename rules", st.Rename),
+		fmt.Sprintf("%d elide", st.Elide),
+		fmt.Sprintf("%d comm", st.Comm),
+		fmt.Sprintf("%d subsystems", st.Subsystems),
+	}
+	if nwarn > 0 {
+		parts = append(parts, fmt.Sprintf("%d warning(s)", nwarn))
+	}
+	fmt.Fprintf(opts.IO.Out, "%s: ok, %s\n", opts.File, strings.Join(parts, ", "))
+	return nil
+}
+
+func countDiagnostics(diags []symbolmap.Diagnostic) (nerr, nwarn int) {
+	for _, d := range diags {
+		if d.Severity == symbolmap.Error {
+			nerr++
+		} else {
+			nwarn++
+		}
+	}
+	return nerr, nwarn
+}
+
+func diagnosticsSummary(nerr, nwarn int) string {
+	return fmt.Sprintf("%d error(s), %d warning(s)", nerr, nwarn)
+}

@@ -1,0 +1,180 @@
+package symbolmap
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// active are the rules that apply to profiles of one label.
+type active struct {
+	comm, elide, rename []*rule
+}
+
+func (m *Map) active(label string) active {
+	pick := func(rs []*rule) []*rule {
+		var out []*rule
+		for _, r := range rs {
+			if r.labels == nil || matchLabel(r.labels, label) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	return active{comm: pick(m.comm), elide: pick(m.elide), rename: pick(m.rename)}
+}
+
+// resolved is what the map makes of one distinct name.
+type resolved struct {
+	name string
+	keep bool
+	rule string // "" when the name is unchanged
+}
+
+// resolver maps names for one profile, caching per distinct name: profiles
+// have about 1e5 stacks but a few thousand distinct names.
+type resolver struct {
+	m      *Map
+	a      active
+	frame0 map[string]resolved
+	frames map[string]resolved
+}
+
+func (m *Map) resolver(label string) *resolver {
+	return &resolver{m: m, a: m.active(label), frame0: map[string]resolved{}, frames: map[string]resolved{}}
+}
+
+func (r *resolver) resolve(i int, name string) resolved {
+	cache := r.frames
+	if i == 0 {
+		cache = r.frame0
+	}
+	if v, ok := cache[name]; ok {
+		return v
+	}
+	var v resolved
+	if i == 0 {
+		v = r.resolveComm(name)
+	} else {
+		v = r.resolveFrame(name)
+	}
+	cache[name] = v
+	return v
+}
+
+func (r *resolver) resolveComm(name string) resolved {
+	for _, ru := range r.a.comm {
+		if pt, ok := ru.m.match(name); ok {
+			to := expand(ru, pt, name)
+			if to == name {
+				break
+			}
+			return resolved{name: to, keep: true, rule: ru.describe(r.m.file)}
+		}
+	}
+	return resolved{name: name, keep: true}
+}
+
+func (r *resolver) resolveFrame(orig string) resolved {
+	var steps []string
+	name := r.m.normalize.apply(orig)
+	if name != orig {
+		steps = append(steps, "normalize")
+	}
+	for _, ru := range r.a.elide {
+		if _, ok := ru.m.match(name); ok {
+			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + ")}
+		}
+	}
+	for _, ru := range r.a.rename {
+		if pt, ok := ru.m.match(name); ok {
+			if to := expand(ru, pt, name); to != name {
+				name = to
+				steps = append(steps, ru.describe(r.m.file))
+			}
+			break
+		}
+	}
+	return resolved{name: name, keep: true, rule: strings.Join(steps, " + ")}
+}
+
+// expand returns the rule's target for name matched by pt: "to" with $1..
+// expanded for regular expressions, "to" as written otherwise.
+func expand(r *rule, pt *pattern, name string) string {
+	if pt.kind != patRegexp || !strings.Contains(r.to, "$") {
+		return r.to
+	}
+	idx := pt.re.FindStringSubmatchIndex(name)
+	out := string(pt.re.ExpandString(nil, r.to, name, idx))
+	if out == "" {
+		return name // an empty canonical name would lose the frame; keep it
+	}
+	return out
+}
+
+// Apply returns a new profile with the map applied (p is not modified).
+// The profile's label (p.Label()) selects label-limited rules. Stacks that
+// become identical are merged and the result is sorted, as
+// fold.Profile.Normalize leaves it. The Explanation says which rule turned
+// which original symbol into which name, with the total value of the stacks
+// where that happened (a stack is counted once per rewrite even when the
+// symbol occurs in it several times).
+func (m *Map) Apply(p *fold.Profile) (*fold.Profile, *Explanation) {
+	r := m.resolver(p.Label())
+	type key struct{ orig, result, rule string }
+	vals := map[key]int64{}
+	q := *p
+	q.Stacks = make([]fold.Stack, 0, len(p.Stacks))
+	var seen []key
+	for _, s := range p.Stacks {
+		fr := make([]string, 0, len(s.Frames))
+		seen = seen[:0]
+		for i, name := range s.Frames {
+			v := r.resolve(i, name)
+			if v.keep {
+				fr = append(fr, v.name)
+			}
+			if v.rule == "" {
+				continue
+			}
+			k := key{name, v.name, v.rule}
+			dup := false
+			for _, x := range seen {
+				if x == k {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				seen = append(seen, k)
+				vals[k] += s.Value
+			}
+		}
+		q.Stacks = append(q.Stacks, fold.Stack{Frames: fr, Value: s.Value})
+	}
+	q.Normalize()
+	ex := &Explanation{Rewrites: make([]Rewrite, 0, len(vals))}
+	for k, v := range vals {
+		ex.Rewrites = append(ex.Rewrites, Rewrite{Original: k.orig, Result: k.result, Rule: k.rule, Value: v})
+	}
+	sort.Slice(ex.Rewrites, func(i, j int) bool {
+		a, b := ex.Rewrites[i], ex.Rewrites[j]
+		if a.Value != b.Value {
+			return a.Value > b.Value
+		}
+		if a.Original != b.Original {
+			return a.Original < b.Original
+		}
+		return a.Rule < b.Rule
+	})
+	return &q, ex
+}
+
+// MapName returns what the map makes of one frame of a profile labelled
+// label: i is the frame index (0 is the thread name). keep is false when
+// the frame is elided.
+func (m *Map) MapName(label string, i int, name string) (mapped string, keep bool) {
+	v := m.resolver(label).resolve(i, name)
+	return v.name, v.keep
+}
