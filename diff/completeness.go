@@ -1,0 +1,64 @@
+package diff
+
+import (
+	"fmt"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// Completeness says how much of a profile sits in stacks that do not reach
+// a thread root: stacks the unwinder cut short (frameless libc code,
+// unwinding that stopped in a JIT or a library built without frame
+// pointers).
+type Completeness struct {
+	Total           int64
+	Incomplete      int64
+	IncompletePct   float64
+	IncompleteCount int // number of distinct incomplete stacks
+}
+
+// StackCompleteness classifies every stack of p as complete or not.
+//
+// A stack is complete when Frames[1], the outermost frame after the thread
+// name, is a thread root (start_thread, clone, a thread's entry function:
+// whatever isThreadRoot accepts), or when Frames[0] is one. Only the
+// outermost frames are looked at because a thread root is by definition
+// where a thread's stack begins: a truncated stack has lost exactly those
+// outer frames, and a root found deeper in a stack would say nothing about
+// the frames lost above it. Frames[0] is accepted so that profiles without
+// a thread-name frame (pprof input, folded stacks from tools that do not
+// write the thread) are judged on their outermost function; for that reason
+// isThreadRoot should accept functions, not thread names. A stack of a
+// single frame is complete only if that frame is a root.
+//
+// Consequence, stated with the figure: an incomplete stack lacks its
+// callers, so the inclusive share of every function above the cut (the
+// callers, such as a query's dispatch function) is understated by up to
+// IncompletePct percentage points, while leaf and self shares are not.
+func StackCompleteness(p *fold.Profile, isThreadRoot func(string) bool) Completeness {
+	c := Completeness{Total: p.Total()}
+	for _, s := range p.Stacks {
+		ok := len(s.Frames) > 0 && isThreadRoot(s.Frames[0]) ||
+			len(s.Frames) > 1 && isThreadRoot(s.Frames[1])
+		if !ok {
+			c.Incomplete += s.Value
+			c.IncompleteCount++
+		}
+	}
+	c.IncompletePct = pct(c.Incomplete, c.Total)
+	return c
+}
+
+// Warning returns the sentence a report prints when some stacks are
+// incomplete, or "" when every stack is complete. When no stack at all is
+// complete the thread roots are more likely wrong than the unwinding, and
+// the sentence says so.
+func (c Completeness) Warning() string {
+	if c.Incomplete == 0 {
+		return ""
+	}
+	if c.Incomplete == c.Total {
+		return "no stack starts at a known thread root: the thread roots (symbol map) do not fit this profile, perhaps because start_thread is unresolved; callers' inclusive shares may be understated by up to 100 percentage points"
+	}
+	return fmt.Sprintf("%.2f%% of samples are in stacks that do not start at a thread root (truncated unwinding): callers' inclusive shares are understated by up to %.2f percentage points", c.IncompletePct, c.IncompletePct)
+}

@@ -1,0 +1,447 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// Share is one function's figures in one profile of a comparison.
+type Share struct {
+	Inclusive            int64
+	Self                 int64
+	InclusivePct         float64
+	SelfPct              float64
+	InclusiveMicrosPerOp float64 // 0 unless Result.HasPerOp
+	SelfMicrosPerOp      float64 // 0 unless Result.HasPerOp
+}
+
+// FunctionDiff compares one function across the profiles.
+type FunctionDiff struct {
+	Name string
+	// Profiles holds the function's share in each profile, base first
+	// (zeros where the function does not occur).
+	Profiles []Share
+	// DeltaPP[i] is target i's inclusive percentage minus the base's, in
+	// percentage points; SelfDeltaPP the same for self percentages.
+	DeltaPP     []float64
+	SelfDeltaPP []float64
+	// DeltaMicrosPerOp[i] is the change in inclusive CPU µs per operation
+	// of target i (nil unless Result.HasPerOp).
+	DeltaMicrosPerOp []float64
+	// Ratio[i] is target i's inclusive percentage divided by the base's:
+	// +Inf when the base has none and the target has some, NaN when neither has.
+	Ratio []float64
+	// OnlyIn is the label of the one profile the function occurs in, when
+	// it occurs in exactly one (of two or more): after mapping, that is
+	// usually a rename the symbol map misses. "" otherwise.
+	OnlyIn string
+}
+
+// SubsystemValue is one subsystem's figures in one profile of a comparison.
+type SubsystemValue struct {
+	Value       int64
+	Pct         float64
+	MicrosPerOp float64 // 0 unless Result.HasPerOp
+}
+
+// SubsystemDiff compares one subsystem across the profiles (fields as in FunctionDiff).
+type SubsystemDiff struct {
+	Name             string
+	Profiles         []SubsystemValue
+	DeltaPP          []float64
+	DeltaMicrosPerOp []float64
+	Ratio            []float64
+}
+
+// NodeValue is one subtree node's figures in one profile.
+type NodeValue struct {
+	Value     int64
+	Pct       float64 // of the profile total
+	PctOfRoot float64 // of the root's value in that profile
+}
+
+// SubtreeRow is one node of a compared subtree, flattened.
+type SubtreeRow struct {
+	// Path runs from the root to this node; Level is len(Path)-1.
+	Path     []string
+	Level    int
+	Profiles []NodeValue
+	DeltaPP  []float64 // per target, of Pct
+}
+
+// SubtreeDiff compares the breakdown of one root across the profiles: the
+// union of the nodes of each profile's Subtree, in depth-first order, the
+// root first, siblings by their largest Pct in any profile, then name.
+type SubtreeDiff struct {
+	Root  string
+	Depth int
+	Rows  []SubtreeRow
+}
+
+// AttributionPart is one subsystem's share of a change in CPU per operation.
+type AttributionPart struct {
+	Subsystem string
+	Delta     float64 // µs/op, a whole number of hundredths
+}
+
+// Attribution splits the change in CPU µs per operation between the base
+// and one target among subsystems.
+//
+// Delta is the target's µs/op minus the base's, rounded to 0.01 µs; each
+// part is the change of that subsystem's µs/op (its share × the profile's
+// µs/op), rounded to 0.01 µs by the largest-remainder method, so that the
+// parts, counted in hundredths of a µs, add up exactly to Delta: printed
+// with %.2f they add up to the printed total. Parts are sorted by absolute
+// size, largest first, ties in subsystem order.
+type Attribution struct {
+	Base, Target      string
+	BaseMicrosPerOp   float64
+	TargetMicrosPerOp float64
+	Delta             float64
+	Parts             []AttributionPart
+}
+
+// Sentence returns the attribution as a report quotes it, leaving out parts
+// of 0.00: "10.11 → 11.8: of +18.00 µs/op, commit +11.00, update +6.00, other +1.00".
+func (a Attribution) Sentence() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s → %s: of %+.2f µs/op", a.Base, a.Target, a.Delta)
+	for _, p := range a.Parts {
+		if math.Round(p.Delta*100) == 0 {
+			continue
+		}
+		b.WriteString(", ")
+		fmt.Fprintf(&b, "%s %+.2f", p.Subsystem, p.Delta)
+	}
+	return b.String()
+}
+
+// Result is a comparison of a base profile with one or more targets.
+type Result struct {
+	// Summaries are the per-profile summaries (base first); their run
+	// figures carry RelativeQPS against the base.
+	Summaries []*Summary
+	// Functions are sorted by the largest absolute DeltaPP over the
+	// targets, descending, then by name.
+	Functions []FunctionDiff
+	// Subsystems, sorted like Functions; nil without Options.Classify.
+	Subsystems []SubsystemDiff
+	// Subtrees, one per Options.Roots.
+	Subtrees []SubtreeDiff
+	// HasPerOp says every profile has per-op metadata; otherwise
+	// PerOpMissing is the sentence saying what is needed.
+	HasPerOp     bool
+	PerOpMissing string
+	// Attribution has one entry per target when HasPerOp and subsystems
+	// were computed; nil otherwise.
+	Attribution []Attribution
+}
+
+// Labels returns the profile labels, base first.
+func (r *Result) Labels() []string {
+	out := make([]string, len(r.Summaries))
+	for i, s := range r.Summaries {
+		out[i] = s.Profile.Label
+	}
+	return out
+}
+
+// ErrNoTarget is returned by Compute when it is given no target profile.
+var ErrNoTarget = errors.New("no target profile to compare with the base")
+
+// Compute compares base with each target: per function and per subsystem
+// the share in each profile, the difference in percentage points and the
+// ratio against the base, and, when every profile has run metadata with
+// per-op figures, CPU µs per operation and the attribution of its change
+// to subsystems. Profiles are compared after whatever mapping the caller
+// applied; none is modified.
+func Compute(base *fold.Profile, targets []*fold.Profile, opts Options) (*Result, error) {
+	if base == nil {
+		return nil, errors.New("diff: base profile is nil")
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("diff: %w", ErrNoTarget)
+	}
+	all := append([]*fold.Profile{base}, targets...)
+	for i, p := range all {
+		if p == nil {
+			return nil, fmt.Errorf("diff: target %d is nil", i)
+		}
+	}
+	labs := labels(all, opts.Labels)
+	r := &Result{HasPerOp: true}
+	var missing []string
+	for i, p := range all {
+		o := opts
+		o.Labels = []string{labs[i]}
+		s := Summarize(p, o)
+		s.PerOpMissing = ""
+		if !s.Profile.HasPerOp {
+			r.HasPerOp = false
+			missing = append(missing, labs[i])
+		}
+		r.Summaries = append(r.Summaries, s)
+	}
+	baseQPS := r.Summaries[0].Profile.QPS
+	for _, s := range r.Summaries {
+		s.Profile.RelativeQPS = 0
+		if baseQPS > 0 && s.Profile.QPS > 0 {
+			s.Profile.RelativeQPS = s.Profile.QPS / baseQPS
+		}
+	}
+	if !r.HasPerOp {
+		r.PerOpMissing = perOpMissing(missing, len(all))
+	}
+	r.Functions = diffFunctions(r)
+	if opts.Classify != nil {
+		r.Subsystems = diffSubsystems(r)
+		if r.HasPerOp {
+			for i := 1; i < len(all); i++ {
+				r.Attribution = append(r.Attribution, attribute(r.Summaries[0], r.Summaries[i]))
+			}
+		}
+	}
+	for i, root := range opts.Roots {
+		trees := make([]*SubtreeResult, len(all))
+		for j, s := range r.Summaries {
+			trees[j] = s.Subtrees[i]
+		}
+		r.Subtrees = append(r.Subtrees, diffSubtree(root, opts.Depth, trees))
+	}
+	return r, nil
+}
+
+func diffFunctions(r *Result) []FunctionDiff {
+	n := len(r.Summaries)
+	idx := make(map[string]int)
+	var out []FunctionDiff
+	for pi, s := range r.Summaries {
+		for _, f := range s.Functions {
+			i, ok := idx[f.Name]
+			if !ok {
+				i = len(out)
+				idx[f.Name] = i
+				out = append(out, FunctionDiff{Name: f.Name, Profiles: make([]Share, n)})
+			}
+			out[i].Profiles[pi] = Share{
+				Inclusive: f.Inclusive, Self: f.Self,
+				InclusivePct: f.InclusivePct, SelfPct: f.SelfPct,
+				InclusiveMicrosPerOp: f.InclusiveMicrosPerOp, SelfMicrosPerOp: f.SelfMicrosPerOp,
+			}
+		}
+	}
+	for i := range out {
+		f := &out[i]
+		b := f.Profiles[0]
+		present := 0
+		for pi, sh := range f.Profiles {
+			if sh.Inclusive != 0 {
+				present++
+				f.OnlyIn = r.Summaries[pi].Profile.Label
+			}
+			if pi == 0 {
+				continue
+			}
+			f.DeltaPP = append(f.DeltaPP, sh.InclusivePct-b.InclusivePct)
+			f.SelfDeltaPP = append(f.SelfDeltaPP, sh.SelfPct-b.SelfPct)
+			f.Ratio = append(f.Ratio, ratio(sh.InclusivePct, b.InclusivePct))
+			if r.HasPerOp {
+				f.DeltaMicrosPerOp = append(f.DeltaMicrosPerOp, sh.InclusiveMicrosPerOp-b.InclusiveMicrosPerOp)
+			}
+		}
+		if present != 1 {
+			f.OnlyIn = ""
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := maxAbs(out[i].DeltaPP), maxAbs(out[j].DeltaPP)
+		if a != b {
+			return a > b
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func diffSubsystems(r *Result) []SubsystemDiff {
+	n := len(r.Summaries)
+	idx := make(map[string]int)
+	var out []SubsystemDiff
+	for pi, s := range r.Summaries {
+		for _, sub := range s.Subsystems {
+			i, ok := idx[sub.Name]
+			if !ok {
+				i = len(out)
+				idx[sub.Name] = i
+				out = append(out, SubsystemDiff{Name: sub.Name, Profiles: make([]SubsystemValue, n)})
+			}
+			out[i].Profiles[pi] = SubsystemValue{Value: sub.Value, Pct: sub.Pct, MicrosPerOp: sub.MicrosPerOp}
+		}
+	}
+	for i := range out {
+		d := &out[i]
+		b := d.Profiles[0]
+		for _, v := range d.Profiles[1:] {
+			d.DeltaPP = append(d.DeltaPP, v.Pct-b.Pct)
+			d.Ratio = append(d.Ratio, ratio(v.Pct, b.Pct))
+			if r.HasPerOp {
+				d.DeltaMicrosPerOp = append(d.DeltaMicrosPerOp, v.MicrosPerOp-b.MicrosPerOp)
+			}
+		}
+	}
+	// Stable sort keeps subsystem order among equal changes.
+	sort.SliceStable(out, func(i, j int) bool {
+		return maxAbs(out[i].DeltaPP) > maxAbs(out[j].DeltaPP)
+	})
+	return out
+}
+
+// attribute splits target − base µs/op among subsystems (see Attribution).
+func attribute(base, target *Summary) Attribution {
+	a := Attribution{
+		Base: base.Profile.Label, Target: target.Profile.Label,
+		BaseMicrosPerOp: base.Profile.MicrosPerOp, TargetMicrosPerOp: target.Profile.MicrosPerOp,
+	}
+	totalH := int64(math.Round((target.Profile.MicrosPerOp - base.Profile.MicrosPerOp) * 100))
+	a.Delta = float64(totalH) / 100
+	// Subsystems in the base's order (targets may add names).
+	var names []string
+	raw := make(map[string]float64)
+	for _, s := range base.Subsystems {
+		names = append(names, s.Name)
+		raw[s.Name] -= s.MicrosPerOp * 100
+	}
+	for _, s := range target.Subsystems {
+		if _, ok := raw[s.Name]; !ok {
+			names = append(names, s.Name)
+		}
+		raw[s.Name] += s.MicrosPerOp * 100
+	}
+	vals := make([]float64, len(names))
+	for i, n := range names {
+		vals[i] = raw[n]
+	}
+	hs := largestRemainder(vals, totalH)
+	for i, n := range names {
+		a.Parts = append(a.Parts, AttributionPart{Subsystem: n, Delta: float64(hs[i]) / 100})
+	}
+	sort.SliceStable(a.Parts, func(i, j int) bool {
+		return math.Abs(a.Parts[i].Delta) > math.Abs(a.Parts[j].Delta)
+	})
+	return a
+}
+
+// largestRemainder rounds vals to integers that add up to exactly total:
+// each is floored, then the units still missing (or in excess) go to the
+// values with the largest (or smallest) fractional parts, ties to the
+// earlier value. vals should add up to about total.
+func largestRemainder(vals []float64, total int64) []int64 {
+	out := make([]int64, len(vals))
+	if len(vals) == 0 {
+		return out
+	}
+	frac := make([]float64, len(vals))
+	var sum int64
+	for i, v := range vals {
+		f := math.Floor(v)
+		out[i] = int64(f)
+		frac[i] = v - f
+		sum += out[i]
+	}
+	order := make([]int, len(vals))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return frac[order[a]] > frac[order[b]] })
+	for k := 0; sum < total; k++ {
+		out[order[k%len(order)]]++
+		sum++
+	}
+	for k := len(order) - 1; sum > total; k-- {
+		if k < 0 {
+			k = len(order) - 1
+		}
+		out[order[k]]--
+		sum--
+	}
+	return out
+}
+
+func diffSubtree(root string, depth int, trees []*SubtreeResult) SubtreeDiff {
+	d := SubtreeDiff{Root: root, Depth: depth}
+	n := len(trees)
+	var walk func(path []string, nodes []*Node)
+	walk = func(path []string, nodes []*Node) {
+		row := SubtreeRow{Path: path, Level: len(path) - 1, Profiles: make([]NodeValue, n)}
+		for i, nd := range nodes {
+			if nd != nil {
+				row.Profiles[i] = NodeValue{Value: nd.Value, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot}
+			}
+		}
+		for _, v := range row.Profiles[1:] {
+			row.DeltaPP = append(row.DeltaPP, v.Pct-row.Profiles[0].Pct)
+		}
+		d.Rows = append(d.Rows, row)
+		// Union of children by name.
+		type kid struct {
+			name  string
+			nodes []*Node
+			max   float64
+		}
+		var kids []*kid
+		byName := make(map[string]*kid)
+		for i, nd := range nodes {
+			if nd == nil {
+				continue
+			}
+			for _, c := range nd.Children {
+				k := byName[c.Name]
+				if k == nil {
+					k = &kid{name: c.Name, nodes: make([]*Node, n)}
+					byName[c.Name] = k
+					kids = append(kids, k)
+				}
+				k.nodes[i] = c
+				k.max = math.Max(k.max, c.Pct)
+			}
+		}
+		sort.Slice(kids, func(i, j int) bool {
+			if kids[i].max != kids[j].max {
+				return kids[i].max > kids[j].max
+			}
+			return kids[i].name < kids[j].name
+		})
+		for _, k := range kids {
+			walk(append(path[:len(path):len(path)], k.name), k.nodes)
+		}
+	}
+	roots := make([]*Node, n)
+	for i, t := range trees {
+		roots[i] = t.Root
+	}
+	walk([]string{root}, roots)
+	return d
+}
+
+func ratio(t, b float64) float64 {
+	if b == 0 {
+		if t == 0 {
+			return math.NaN()
+		}
+		return math.Inf(1)
+	}
+	return t / b
+}
+
+func maxAbs(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
+}

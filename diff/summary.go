@@ -1,0 +1,164 @@
+package diff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// Options say what Summarize and Compute compute beyond function shares.
+type Options struct {
+	// IncludeThreads counts Frames[0] (the thread name) as a function.
+	IncludeThreads bool
+	// Classify and SubsystemNames give subsystem shares (see Subsystems);
+	// nil Classify means no subsystem figures and no attribution.
+	Classify       Classifier
+	SubsystemNames []string
+	// IsThreadRoot enables the stack completeness figure; nil means none.
+	IsThreadRoot func(string) bool
+	// Roots are functions to break down to Depth levels (see Subtree).
+	Roots []string
+	Depth int
+	// Labels name the profiles (base first); empty entries, or a nil
+	// slice, fall back to the profile's Label(), then "base"/"target N".
+	// Duplicates get " (2)", " (3)"... appended so labels stay unique.
+	Labels []string
+}
+
+// RunFigures are a profile's totals and, with run metadata, its per-op figures.
+type RunFigures struct {
+	Label string
+	Total int64
+	Unit  string
+	// HasPerOp says whether Meta.HasPerOp(); the fields below are 0 without it.
+	HasPerOp      bool
+	CPUSeconds    float64
+	Operations    int64
+	WindowSeconds float64
+	// MicrosPerOp is CPU µs per operation (cpu/o).
+	MicrosPerOp float64
+	// CtxSwitchesPerOp is context switches per operation (cs/o), valid
+	// only when HasCtxSwitches (the run measured them).
+	CtxSwitchesPerOp float64
+	HasCtxSwitches   bool
+	// QPS is operations per second (run.json's qps, else operations /
+	// window seconds; 0 when unknown). RelativeQPS (rQPS) is QPS divided by
+	// the base profile's QPS: 1 for the base, 0 when either is unknown.
+	QPS         float64
+	RelativeQPS float64
+}
+
+// Summary is everything a report says about one profile.
+type Summary struct {
+	Profile   RunFigures
+	Functions []FunctionShare
+	// Subsystems is nil when Options.Classify is nil.
+	Subsystems []SubsystemShare
+	// Subtrees has one entry per Options.Roots, in that order.
+	Subtrees []*SubtreeResult
+	// Completeness is nil when Options.IsThreadRoot is nil.
+	Completeness *Completeness
+	// PerOpMissing is the sentence to print when per-op figures cannot be
+	// computed (the profile has no run metadata with CPU and operations);
+	// "" when they can.
+	PerOpMissing string
+}
+
+// Summarize computes the shares of one profile (see Functions, Subsystems,
+// Subtree, StackCompleteness) and its run figures.
+func Summarize(p *fold.Profile, opts Options) *Summary {
+	label := p.Label()
+	if len(opts.Labels) > 0 && opts.Labels[0] != "" {
+		label = opts.Labels[0]
+	}
+	if label == "" {
+		label = "profile"
+	}
+	s := &Summary{
+		Profile:   runFigures(p, label),
+		Functions: Functions(p, SharesOptions{IncludeThreads: opts.IncludeThreads}),
+	}
+	if s.Profile.QPS > 0 {
+		s.Profile.RelativeQPS = 1
+	}
+	if opts.Classify != nil {
+		s.Subsystems = Subsystems(p, opts.Classify, opts.SubsystemNames)
+	}
+	for _, r := range opts.Roots {
+		s.Subtrees = append(s.Subtrees, Subtree(p, r, opts.Depth))
+	}
+	if opts.IsThreadRoot != nil {
+		c := StackCompleteness(p, opts.IsThreadRoot)
+		s.Completeness = &c
+	}
+	if !s.Profile.HasPerOp {
+		s.PerOpMissing = perOpMissing([]string{label}, 1)
+	}
+	return s
+}
+
+func runFigures(p *fold.Profile, label string) RunFigures {
+	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit}
+	if f.Unit == "" {
+		f.Unit = fold.UnitSamples
+	}
+	m := p.Meta
+	if m == nil {
+		return f
+	}
+	f.WindowSeconds = m.WindowSeconds
+	f.QPS = m.QPS
+	if f.QPS == 0 && m.WindowSeconds > 0 {
+		f.QPS = float64(m.Operations) / m.WindowSeconds
+	}
+	if !m.HasPerOp() {
+		return f
+	}
+	f.HasPerOp = true
+	f.CPUSeconds = m.CPUSeconds()
+	f.Operations = m.Operations
+	f.MicrosPerOp = m.CPUMicrosPerOp()
+	if m.VoluntaryCtxSwitches+m.InvoluntaryCtxSwitches > 0 {
+		f.HasCtxSwitches = true
+		f.CtxSwitchesPerOp = m.CtxSwitchesPerOp()
+	}
+	return f
+}
+
+// perOpMissing is the sentence for profiles without per-op metadata.
+func perOpMissing(missing []string, n int) string {
+	what := "per-op figures (CPU µs per operation) need run metadata: a run directory whose run.json gives cpu_seconds and operations"
+	if n == 1 {
+		return what
+	}
+	return fmt.Sprintf("%s, for every profile; missing for %s", what, strings.Join(missing, ", "))
+}
+
+// labels returns one unique label per profile.
+func labels(ps []*fold.Profile, given []string) []string {
+	out := make([]string, len(ps))
+	used := make(map[string]int)
+	for i, p := range ps {
+		l := ""
+		if i < len(given) {
+			l = given[i]
+		}
+		if l == "" {
+			l = p.Label()
+		}
+		if l == "" {
+			if i == 0 {
+				l = "base"
+			} else {
+				l = fmt.Sprintf("target %d", i)
+			}
+		}
+		used[l]++
+		if k := used[l]; k > 1 {
+			l = fmt.Sprintf("%s (%d)", l, k)
+		}
+		out[i] = l
+	}
+	return out
+}
