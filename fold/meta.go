@@ -55,7 +55,13 @@ type Meta struct {
 	WriteOps   int64   `json:"write_ops,omitempty"`
 	ReadKB     float64 `json:"read_kb,omitempty"`
 	WriteKB    float64 `json:"write_kb,omitempty"`
-	Samples    int64   `json:"samples,omitempty"`
+	// Samples is the number of samples taken in the window.
+	Samples int64 `json:"samples,omitempty"`
+	// Unit says what the counts of stacks.folded are: "samples" (the
+	// default) or "period" (sums of sample periods, as stackcollapse-perf.pl
+	// writes them; nanoseconds for cpu-clock). Event is the perf event.
+	Unit  string `json:"unit,omitempty"`
+	Event string `json:"event,omitempty"`
 	Complete   *bool   `json:"complete,omitempty"`
 	Incomplete string  `json:"incomplete_reason,omitempty"`
 	// Extra holds fields this version does not know, kept on rewrite.
@@ -115,6 +121,11 @@ func ParseMeta(r io.Reader) (*Meta, error) {
 	if len(all) > 0 {
 		m.Extra = all
 	}
+	switch m.Unit {
+	case "", UnitSamples, UnitPeriod:
+	default:
+		return nil, fmt.Errorf("%w: unit %q: want %q or %q", ErrBadMeta, m.Unit, UnitSamples, UnitPeriod)
+	}
 	if m.Format > 1 {
 		return nil, fmt.Errorf("%w: format %d is newer than this flamediff understands (1)", ErrBadMeta, m.Format)
 	}
@@ -132,7 +143,7 @@ func ParseMeta(r io.Reader) (*Meta, error) {
 var metaKeys = []string{"format", "label", "server_version", "workload", "sampler", "frequency_hz",
 	"window_seconds", "cpu_seconds", "cpu_user_seconds", "cpu_system_seconds", "operations", "ops_counter", "qps",
 	"voluntary_ctxt_switches", "involuntary_ctxt_switches", "read_ops", "write_ops", "read_kb",
-	"write_kb", "samples", "complete", "incomplete_reason"}
+	"write_kb", "samples", "unit", "event", "complete", "incomplete_reason"}
 
 // WriteMeta writes m as indented JSON, with Extra fields merged back in.
 func WriteMeta(w io.Writer, m *Meta) error {

@@ -130,7 +130,19 @@ func matchStackLine(line []byte) (pc []byte, s, r, p int, ok bool) {
 	if p < 0 {
 		return nil, 0, 0, 0, false
 	}
-	r = bytes.LastIndex(line[:p], []byte(" ("))
+	// r: the last " (" that ends before p.
+	r = -1
+	for k := p - 1; k > 0; {
+		j := bytes.LastIndexByte(line[:k+1], '(')
+		if j <= 0 {
+			break
+		}
+		if line[j-1] == ' ' {
+			r = j - 1
+			break
+		}
+		k = j - 1
+	}
 	if r < 0 {
 		return nil, 0, 0, 0, false
 	}

@@ -104,10 +104,13 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 		st := newPerfState(&opts, strict)
 		st.run(first.data, first.firstLine)
 		for c := range chunks {
-			if st.err != nil {
-				continue // drain
+			if st.err == nil {
+				st.run(c.data, c.firstLine)
 			}
-			st.run(c.data, c.firstLine)
+			select {
+			case free <- c.data:
+			default:
+			}
 		}
 		if readErr != nil {
 			return nil, readErr

@@ -62,6 +62,15 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 			return nil, fmt.Errorf("%s: %w", metaPath, err)
 		}
 		p.Meta = m
+		if m.Unit != "" {
+			p.Unit = m.Unit
+		}
+		if m.Event != "" {
+			p.Event = m.Event
+		}
+		if m.Samples > 0 {
+			p.Samples = m.Samples
+		}
 	}
 	if p.Meta == nil {
 		p.Meta = &fold.Meta{}

@@ -322,18 +322,6 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
-// writeOutput writes data to -o FILE, or to standard output.
-func writeOutput(s *streams, path string, data []byte) error {
-	if path == "" || path == "-" {
-		_, err := s.Out.Write(data)
-		return err
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	return nil
-}
-
 func top[T any](xs []T, n int) []T {
 	if n > 0 && len(xs) > n {
 		return xs[:n]

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// FoldOptions are the options of `flamediff fold`.
+type FoldOptions struct {
+	Streams     *streams
+	Files       []string
+	Perf        fold.PerfOptions
+	InputFormat string
+	Format      string
+	Output      string
+	Strict      bool
+}
+
+func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
+	opts := &FoldOptions{Streams: s}
+	cmd := &cobra.Command{
+		Use:   "fold [flags] [FILE...]",
+		Short: "Fold stacks (perf script, folded, bcc, pprof) into folded stacks or pprof",
+		Long: `Fold reads perf script text, folded stacks (also bcc profile -f output) or
+pprof protobuf, detected from the input and gunzipped when needed, and writes
+folded stacks ("frame;frame;frame count", root first) or pprof.
+
+For perf script input the output is byte for byte what stackcollapse-perf.pl
+prints with the same flags, so it can replace it in front of flamegraph.pl,
+inferno or speedscope. Like the Perl script, counts are the sum of the sample
+periods when perf script prints them (cpu-clock: nanoseconds), else samples.
+
+With several files, their stacks are merged. Without a file, fold reads stdin.`,
+		Example: `  perf script | flamediff fold > out.folded
+  flamediff fold --tid perf.script.gz -o stacks.folded
+  flamediff fold --format pprof -o profile.pb.gz perf.script
+  go tool pprof -top profile.pb.gz`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			switch opts.Format {
+			case "folded", "pprof":
+			default:
+				return usageError("--format %q: want folded or pprof", opts.Format)
+			}
+			switch opts.InputFormat {
+			case fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof:
+			default:
+				return usageError("--input-format %q: want auto, perf, folded or pprof", opts.InputFormat)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runFold(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.Perf.PID, "pid", false, "append the PID to the process name (comm-PID)")
+	f.BoolVar(&opts.Perf.TID, "tid", false, "append PID and TID to the process name (comm-PID/TID)")
+	f.BoolVar(&opts.Perf.Kernel, "kernel", false, "annotate kernel functions with _[k]")
+	f.BoolVar(&opts.Perf.JIT, "jit", false, "annotate JIT functions (/tmp/perf-PID.map) with _[j]")
+	f.BoolVar(&opts.Perf.All, "all", false, "all annotations (--kernel --jit)")
+	f.BoolVar(&opts.Perf.Addrs, "addrs", false, "include raw addresses where symbols can't be found")
+	f.StringVar(&opts.Perf.EventFilter, "event-filter", "", "keep only samples of this event (default: the first event seen)")
+	f.StringVar(&opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof")
+	f.StringVar(&opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)")
+	f.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout (written atomically)")
+	f.BoolVar(&opts.Strict, "strict", false, "fail on any input line that cannot be parsed instead of skipping it")
+	return cmd
+}
+
+func runFold(ctx context.Context, opts *FoldOptions) error {
+	s := opts.Streams
+	lo := loadOptions{Parse: fold.ParseOptions{Format: opts.InputFormat, Perf: opts.Perf, Strict: opts.Strict}}
+	files := opts.Files
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	var p *fold.Profile
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("fold: interrupted before %s: %w", path, err)
+		}
+		q, err := loadProfile(s, path, lo)
+		if err != nil {
+			return err
+		}
+		if q.FilteredEvents {
+			fmt.Fprintf(s.ErrOut, "flamediff: %s: kept only samples of event %q (others filtered; choose with --event-filter)\n", path, q.Event)
+		}
+		if p == nil {
+			p = q
+			continue
+		}
+		if p, err = p.Merge(q); err != nil {
+			return fmt.Errorf("merging %s: %w", path, err)
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	if opts.Format == "pprof" {
+		err = fold.WritePprof(&buf, p)
+	} else {
+		err = fold.WriteFolded(&buf, p)
+	}
+	if err != nil {
+		return err
+	}
+	return writeOutput(s, opts.Output, buf.Bytes())
+}
+
