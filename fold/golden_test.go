@@ -185,7 +185,7 @@ func TestGoldenCaptures(t *testing.T) {
 // two real captures (one per thread-naming style: 10.11 names every thread
 // mariadbd, 11.8 names them).
 func TestGoldenFlags(t *testing.T) {
-	for _, name := range []string{"mariadb-10.11-update-index", "mariadb-11.8-point-select"} {
+	for _, name := range []string{"mariadb-10.11-update-index", "mariadb-11.8-point-select", "mariadb-10.11-update-non-index.local-fields"} {
 		input := gunzipFile(t, filepath.Join("../testdata/perf", name+".perf.script.gz"))
 		for _, flags := range compatFlags[1:] {
 			t.Run(name+"/"+flagTag(flags), func(t *testing.T) {
