@@ -58,29 +58,58 @@ type SubsystemDiff struct {
 	Ratio            []float64
 }
 
-// NodeValue is one subtree node's figures in one profile.
+// NodeValue is one subtree row's figures in one profile.
 type NodeValue struct {
 	Value     int64
 	Pct       float64 // of the profile total
 	PctOfRoot float64 // of the root's value in that profile
+	// EndValue and EndPct are those of the chain's end (Value and Pct
+	// without a chain); see Node.
+	EndValue int64
+	EndPct   float64
 }
 
-// SubtreeRow is one node of a compared subtree, flattened.
+// SubtreeRow is one row of a compared subtree, flattened.
 type SubtreeRow struct {
-	// Path runs from the root to this node; Level is len(Path)-1.
-	Path     []string
-	Level    int
-	Profiles []NodeValue
-	DeltaPP  []float64 // per target, of Pct
+	// Path runs from the root to this row (the rows' first functions);
+	// Level is len(Path)-1.
+	Path []string
+	// Chain lists the functions the row merges, first to last, when it is
+	// a pass-through chain in every profile; nil otherwise.
+	Chain []string
+	// Unresolved marks the row of the stacks ending inside unresolved
+	// frames (see Node.Unresolved).
+	Unresolved bool
+	Level      int
+	Profiles   []NodeValue
+	DeltaPP    []float64 // per target, of Pct
+}
+
+// Label is the row's name as a report prints it (see Node.Label).
+func (r SubtreeRow) Label() string {
+	if len(r.Chain) > 1 {
+		return strings.Join(r.Chain, " → ")
+	}
+	return r.Path[len(r.Path)-1]
 }
 
 // SubtreeDiff compares the breakdown of one root across the profiles: the
-// union of the nodes of each profile's Subtree, in depth-first order, the
+// union of the rows of each profile's breakdown, in depth-first order, the
 // root first, siblings by their largest Pct in any profile, then name.
+//
+// The profiles' trees are aligned before they are collapsed: a row merges a
+// callee (SubtreeOptions) only when that callee, the same in all, holds the
+// threshold share in every profile that has the row, so the rows line up
+// and Depth counts the same levels in every profile.
 type SubtreeDiff struct {
 	Root  string
 	Depth int
 	Rows  []SubtreeRow
+	// SkippedUnresolved says unresolved frames were made transparent in
+	// at least one profile; Threshold is the collapse threshold (above 1:
+	// none).
+	SkippedUnresolved bool
+	Threshold         float64
 }
 
 // AttributionPart is one subsystem's share of a change in CPU per operation.
@@ -373,21 +402,67 @@ func largestRemainder(vals []float64, total int64) []int64 {
 }
 
 func diffSubtree(root string, depth int, trees []*SubtreeResult) SubtreeDiff {
-	d := SubtreeDiff{Root: root, Depth: depth}
 	n := len(trees)
+	d := SubtreeDiff{Root: root, Depth: depth, Threshold: DefaultCollapseThreshold}
+	if n > 0 {
+		d.Threshold = trees[0].Threshold
+	}
+	for _, t := range trees {
+		d.SkippedUnresolved = d.SkippedUnresolved || t.SkippedUnresolved
+	}
+	// next returns the callee every present node passes through, or nil.
+	next := func(nodes []*Node) []*Node {
+		var name string
+		out := make([]*Node, n)
+		for i, nd := range nodes {
+			if nd == nil || nd.Value <= 0 {
+				continue
+			}
+			c := dominant(nd, d.Threshold)
+			if c == nil || name != "" && c.Name != name {
+				return nil
+			}
+			name, out[i] = c.Name, c
+		}
+		if name == "" {
+			return nil
+		}
+		return out
+	}
 	var walk func(path []string, nodes []*Node)
 	walk = func(path []string, nodes []*Node) {
 		row := SubtreeRow{Path: path, Level: len(path) - 1, Profiles: make([]NodeValue, n)}
+		ends := nodes
+		for nx := next(ends); nx != nil; nx = next(ends) {
+			if row.Chain == nil {
+				row.Chain = []string{path[len(path)-1]}
+			}
+			for _, nd := range nx {
+				if nd != nil {
+					row.Chain = append(row.Chain, nd.Name)
+					break
+				}
+			}
+			ends = nx
+		}
 		for i, nd := range nodes {
-			if nd != nil {
-				row.Profiles[i] = NodeValue{Value: nd.Value, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot}
+			if nd == nil {
+				continue
+			}
+			row.Unresolved = nd.Unresolved
+			row.Profiles[i] = NodeValue{Value: nd.Value, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot, EndValue: nd.Value, EndPct: nd.Pct}
+			if e := ends[i]; e != nil {
+				row.Profiles[i].EndValue, row.Profiles[i].EndPct = e.Value, e.Pct
 			}
 		}
 		for _, v := range row.Profiles[1:] {
 			row.DeltaPP = append(row.DeltaPP, v.Pct-row.Profiles[0].Pct)
 		}
 		d.Rows = append(d.Rows, row)
-		// Union of children by name.
+		if row.Level >= depth {
+			return
+		}
+		// Union of the ends' children by name.
 		type kid struct {
 			name  string
 			nodes []*Node
@@ -395,7 +470,7 @@ func diffSubtree(root string, depth int, trees []*SubtreeResult) SubtreeDiff {
 		}
 		var kids []*kid
 		byName := make(map[string]*kid)
-		for i, nd := range nodes {
+		for i, nd := range ends {
 			if nd == nil {
 				continue
 			}
@@ -422,7 +497,7 @@ func diffSubtree(root string, depth int, trees []*SubtreeResult) SubtreeDiff {
 	}
 	roots := make([]*Node, n)
 	for i, t := range trees {
-		roots[i] = t.Root
+		roots[i] = t.full
 	}
 	walk([]string{root}, roots)
 	return d

@@ -132,20 +132,27 @@ func TestFunctionsPerOp(t *testing.T) {
 	t.Fatal("c not found")
 }
 
-// flat renders a subtree as "name value pct pctOfRoot self" lines, indented by level.
+// flat renders a subtree as "label pct/pctOfRoot" lines, indented by level,
+// with " end P" when a chain's end has less than its start.
 func flat(r *SubtreeResult) string {
 	var b strings.Builder
 	r.Walk(func(path []string, level int, n *Node) {
 		b.WriteString(strings.Repeat("  ", level))
-		b.WriteString(n.Name)
+		b.WriteString(n.Label())
 		b.WriteString(" ")
-		b.WriteString(strings.TrimRight(strings.TrimRight(ftoa(n.Pct), "0"), "."))
+		b.WriteString(short(n.Pct))
 		b.WriteString("/")
-		b.WriteString(strings.TrimRight(strings.TrimRight(ftoa(n.PctOfRoot), "0"), "."))
+		b.WriteString(short(n.PctOfRoot))
+		if n.EndValue != n.Value {
+			b.WriteString(" end ")
+			b.WriteString(short(n.EndPct))
+		}
 		b.WriteString("\n")
 	})
 	return b.String()
 }
+
+func short(f float64) string { return strings.TrimRight(strings.TrimRight(ftoa(f), "0"), ".") }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 
@@ -160,12 +167,13 @@ func TestSubtree(t *testing.T) {
 		{
 			name: "recursive root counted from outermost occurrence",
 			p:    baseProfile(nil), root: "a", depth: 2,
-			want: "a 75/100\n  b 50/66.67\n  a 25/33.33\n    c 25/33.33\n",
+			// The inner a passes everything to c: one row.
+			want: "a 75/100\n  b 50/66.67\n  a → c 25/33.33\n",
 		},
 		{
 			name: "depth 1",
 			p:    baseProfile(nil), root: "a", depth: 1,
-			want: "a 75/100\n  b 50/66.67\n  a 25/33.33\n",
+			want: "a 75/100\n  b 50/66.67\n  a → c 25/33.33\n",
 		},
 		{
 			name: "depth 0 is the root alone",
@@ -196,7 +204,7 @@ func TestSubtree(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := flat(Subtree(tt.p, tt.root, tt.depth))
+			got := flat(Subtree(tt.p, tt.root, SubtreeOptions{Depth: tt.depth}))
 			if got != tt.want {
 				t.Errorf("Subtree(%q, %d) =\n%s\nwant\n%s", tt.root, tt.depth, got, tt.want)
 			}
@@ -206,7 +214,7 @@ func TestSubtree(t *testing.T) {
 
 func TestSubtreeSelfAndSummary(t *testing.T) {
 	p := prof(nil, "t;r", 2, "t;r;a", 3, "t;r;a;b", 5)
-	r := Subtree(p, "r", 1)
+	r := Subtree(p, "r", SubtreeOptions{Depth: 1})
 	if r.Root.Value != 10 || r.Root.Self != 2 {
 		t.Errorf("root value/self = %d/%d, want 10/2", r.Root.Value, r.Root.Self)
 	}
@@ -214,11 +222,252 @@ func TestSubtreeSelfAndSummary(t *testing.T) {
 	if got := r.Root.Children[0]; got.Name != "a" || got.Value != 8 || got.Self != 3 || len(got.Children) != 0 {
 		t.Errorf("child = %+v, want a 8 self 3, no children (cut at depth 1)", got)
 	}
-	if got, want := Subtree(baseProfile(nil), "main", 1).Summary(0), "main 90.00%: a 75.00%, d 15.00%"; got != want {
+	if got, want := Subtree(baseProfile(nil), "main", SubtreeOptions{Depth: 1}).Summary(0), "main 90.00%: a 75.00%, d 15.00%"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
 	}
-	if got, want := Subtree(baseProfile(nil), "main", 1).Summary(1), "main 90.00%: a 75.00%, +1 more"; got != want {
+	if got, want := Subtree(baseProfile(nil), "main", SubtreeOptions{Depth: 1}).Summary(1), "main 90.00%: a 75.00%, others 15.00%"; got != want {
 		t.Errorf("Summary(1) = %q, want %q", got, want)
+	}
+}
+
+// unresolvedProfile: r calls a directly and through an unresolved frame;
+// some stacks end inside unresolved frames under r and under a. Total 11.
+func unresolvedProfile() *fold.Profile {
+	return prof(nil,
+		"t;r;[x];a;b", 4,
+		"t;r;a;c", 3,
+		"t;r;[x]", 2,
+		"t;r;a;[x];[libc.so.6]", 1,
+		"t;r", 1,
+	)
+}
+
+func TestSubtreeOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		p    *fold.Profile
+		root string
+		opts SubtreeOptions
+		want string
+	}{
+		{
+			name: "unresolved frames transparent, their leaves under the named ancestor",
+			p:    unresolvedProfile(), root: "r", opts: SubtreeOptions{Depth: 2},
+			want: "r 100/100\n" +
+				"  a 72.73/72.73\n" +
+				"    b 36.36/36.36\n" +
+				"    c 27.27/27.27\n" +
+				"    [unresolved] 9.09/9.09\n" +
+				"  [unresolved] 18.18/18.18\n",
+		},
+		{
+			name: "unresolved frames kept",
+			p:    unresolvedProfile(), root: "r", opts: SubtreeOptions{Depth: 2, KeepUnresolved: true},
+			want: "r 100/100\n" +
+				"  [x] 54.55/54.55\n" +
+				"    a → b 36.36/36.36\n" +
+				"  a 36.36/36.36\n" +
+				"    c 27.27/27.27\n" +
+				"    [x] → [libc.so.6] 9.09/9.09\n",
+		},
+		{
+			// r → a 100, a → b 95 (exactly the threshold), b → {c, d}.
+			name: "chain collapsed at the threshold, depth counted after",
+			p:    prof(nil, "t;r;a;b;c", 50, "t;r;a;b;d", 45, "t;r;a", 5),
+			root: "r", opts: SubtreeOptions{Depth: 1},
+			want: "r → a → b 100/100 end 95\n  c 50/50\n  d 45/45\n",
+		},
+		{
+			name: "not collapsed below the threshold",
+			p:    prof(nil, "t;r;a;b;c", 50, "t;r;a;b;d", 44, "t;r;a", 6),
+			root: "r", opts: SubtreeOptions{Depth: 1},
+			want: "r → a 100/100\n  b 94/94\n",
+		},
+		{
+			name: "threshold option",
+			p:    prof(nil, "t;r;a;b;c", 50, "t;r;a;b;d", 48, "t;r;a", 2),
+			root: "r", opts: SubtreeOptions{Depth: 1, CollapseThreshold: 0.99},
+			want: "r → a 100/100\n  b 98/98\n",
+		},
+		{
+			name: "no collapse",
+			p:    prof(nil, "t;r;a;b;c", 50, "t;r;a;b;d", 49, "t;r;a", 1),
+			root: "r", opts: SubtreeOptions{Depth: 1, NoCollapse: true},
+			want: "r 100/100\n  a 100/100\n",
+		},
+		{
+			name: "chain through unresolved frames, never into the unresolved row",
+			p:    prof(nil, "t;r;[x];a;[y]", 99, "t;r;[x];a;b", 1),
+			root: "r", opts: SubtreeOptions{Depth: 2},
+			want: "r → a 100/100\n  [unresolved] 99/99\n  b 1/1\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Subtree(tt.p, tt.root, tt.opts)
+			if got := flat(r); got != tt.want {
+				t.Errorf("Subtree(%q, %+v) =\n%s\nwant\n%s", tt.root, tt.opts, got, tt.want)
+			}
+			// Above the cut, self and children add up to the chain end.
+			r.Walk(func(path []string, level int, n *Node) {
+				if level >= r.Depth {
+					return
+				}
+				sum := n.Self
+				for _, c := range n.Children {
+					sum += c.Value
+				}
+				if sum != n.EndValue {
+					t.Errorf("%v: self %d + children = %d, want EndValue %d", path, n.Self, sum, n.EndValue)
+				}
+			})
+		})
+	}
+}
+
+func TestSubtreeUnresolvedFlags(t *testing.T) {
+	r := Subtree(unresolvedProfile(), "r", SubtreeOptions{Depth: 1})
+	if !r.SkippedUnresolved {
+		t.Error("SkippedUnresolved = false, want true")
+	}
+	if r.Root.Self != 1 {
+		t.Errorf("root self = %d, want 1 (the stack ending at r)", r.Root.Self)
+	}
+	u := r.Root.Children[1]
+	if !u.Unresolved || u.Name != UnresolvedName || u.Value != 2 || u.Self != 2 {
+		t.Errorf("unresolved row = %+v, want [unresolved] 2 self 2", u)
+	}
+	if r := Subtree(unresolvedProfile(), "r", SubtreeOptions{Depth: 1, KeepUnresolved: true}); r.SkippedUnresolved {
+		t.Error("SkippedUnresolved with KeepUnresolved, want false")
+	}
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{{"[mariadbd]", true}, {"[unknown]", true}, {"[libc.so.6]", true}, {"[]", true}, {"[", false}, {"a[1]", false}, {"operator[]", false}, {"", false}} {
+		if got := IsUnresolved(tc.in); got != tc.want {
+			t.Errorf("IsUnresolved(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSubtreeSummary(t *testing.T) {
+	var stacks []any
+	// r → [x] → a (one pass-through, 100%) → 8 callees of 10..3, plus an
+	// unresolved leaf of 5 that the summary leaves out.
+	for i, v := range []int{10, 9, 8, 7, 6, 5, 4, 3} {
+		stacks = append(stacks, "t;r;[x];a;f"+strconv.Itoa(i), v)
+	}
+	stacks = append(stacks, "t;r;[x];a;[y]", 5, "u;other", 43)
+	p := prof(nil, stacks...)
+	tests := []struct {
+		opts SubtreeOptions
+		max  int
+		want string
+	}{
+		{SubtreeOptions{}, 0, "r 57.00%: f0 10.00%, f1 9.00%, f2 8.00%, f3 7.00%, f4 6.00%, f5 5.00%, others 7.00%"},
+		{SubtreeOptions{}, 2, "r 57.00%: f0 10.00%, f1 9.00%, others 33.00%"},
+		{SubtreeOptions{}, 8, "r 57.00%: f0 10.00%, f1 9.00%, f2 8.00%, f3 7.00%, f4 6.00%, f5 5.00%, f6 4.00%, f7 3.00%"},
+		{SubtreeOptions{NoCollapse: true}, 0, "r 57.00%: a 57.00%"},
+		{SubtreeOptions{KeepUnresolved: true, NoCollapse: true}, 0, "r 57.00%: [x] 57.00%"},
+	}
+	for _, tt := range tests {
+		if got := Subtree(p, "r", tt.opts).Summary(tt.max); got != tt.want {
+			t.Errorf("Subtree(r, %+v).Summary(%d) = %q, want %q", tt.opts, tt.max, got, tt.want)
+		}
+	}
+	// The chain's end is named when it has less than the root.
+	p = prof(nil, "t;r;a;b;c", 50, "t;r;a;b;d", 49, "t;r;a", 1)
+	if got, want := Subtree(p, "r", SubtreeOptions{Depth: 1}).Summary(0), "r 100.00% → b 99.00%: c 50.00%, d 49.00%"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
+}
+
+func TestSubtreeDiffAlignment(t *testing.T) {
+	// In the base r → a is a pass-through (100%), in the target not (a is
+	// 50%): the diff keeps r and a apart so that a lines up. a → b is a
+	// pass-through in both: one row.
+	base := prof(&fold.Meta{Label: "old"}, "t;r;[x];a;b;c", 60, "t;r;a;b;d", 40)
+	target := prof(&fold.Meta{Label: "new"}, "t;r;a;b;c", 25, "t;r;a;b;d", 25, "t;r;e", 50)
+	r, err := Compute(base, []*fold.Profile{target}, Options{Roots: []string{"r"}, Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per profile, the base collapses r → a → b; the target only a → b.
+	if got, want := r.Summaries[0].Subtrees[0].Summary(0), "r 100.00%: c 60.00%, d 40.00%"; got != want {
+		t.Errorf("base Summary() = %q, want %q", got, want)
+	}
+	if got, want := r.Summaries[1].Subtrees[0].Summary(0), "r 100.00%: a 50.00%, e 50.00%"; got != want {
+		t.Errorf("target Summary() = %q, want %q", got, want)
+	}
+	type row struct {
+		label      string
+		level      int
+		base, targ float64
+	}
+	want := []row{
+		{"r", 0, 100, 100},
+		{"a → b", 1, 100, 50},
+		{"e", 1, 0, 50},
+	}
+	var got []row
+	for _, rw := range r.Subtrees[0].Rows {
+		got = append(got, row{rw.Label(), rw.Level, rw.Profiles[0].Pct, rw.Profiles[1].Pct})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("subtree rows = %+v, want %+v", got, want)
+	}
+	if a := r.Subtrees[0].Rows[1]; !reflect.DeepEqual(a.Path, []string{"r", "a"}) || !reflect.DeepEqual(a.Chain, []string{"a", "b"}) || !near(a.DeltaPP[0], -50) {
+		t.Errorf("a row = %+v, want path [r a], chain [a b], -50pp", a)
+	}
+
+	// Depth 2: the chain end's callees, aligned by name.
+	r, err = Compute(base, []*fold.Profile{target}, Options{Roots: []string{"r"}, Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, rw := range r.Subtrees[0].Rows {
+		paths = append(paths, strings.Join(rw.Path, ";"))
+	}
+	if want := []string{"r", "r;a", "r;a;c", "r;a;d", "r;e"}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("depth 2 rows = %v, want %v", paths, want)
+	}
+
+	// When every profile passes through, the root row is a chain too, and
+	// its end values are per profile.
+	target2 := prof(&fold.Meta{Label: "new"}, "t;r;a;b;c", 30, "t;r;a;b;d", 69, "t;r;a", 1)
+	r, err = Compute(base, []*fold.Profile{target2}, Options{Roots: []string{"r"}, Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := r.Subtrees[0].Rows[0]
+	if top.Label() != "r → a → b" || top.Profiles[0].EndValue != 100 || top.Profiles[1].EndValue != 99 || !near(top.Profiles[1].EndPct, 99) {
+		t.Errorf("root row = %s %+v, want r → a → b, end 100 and 99", top.Label(), top.Profiles)
+	}
+	if len(r.Subtrees[0].Rows) != 3 || r.Subtrees[0].Rows[1].Label() != "d" {
+		t.Errorf("rows = %+v, want r → a → b, d, c", r.Subtrees[0].Rows)
+	}
+	// And not at all with NoCollapse.
+	r, err = Compute(base, []*fold.Profile{target2}, Options{Roots: []string{"r"}, Depth: 1, NoCollapse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := r.Subtrees[0].Rows; len(rows) != 2 || rows[0].Chain != nil || rows[1].Label() != "a" {
+		t.Errorf("NoCollapse rows = %+v, want r, a", rows)
+	}
+}
+
+func TestSubtreeDiffRootMissingInOne(t *testing.T) {
+	base := prof(nil, "t;r;a;b", 10)
+	target := prof(nil, "t;x", 10)
+	r, err := Compute(base, []*fold.Profile{target}, Options{Roots: []string{"r"}, Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := r.Subtrees[0].Rows
+	// The target has no r: the base alone decides the chain.
+	if len(rows) != 1 || rows[0].Label() != "r → a → b" || rows[0].Profiles[1].Value != 0 || !near(rows[0].DeltaPP[0], -100) {
+		t.Errorf("rows = %+v, want one row r → a → b, -100pp", rows)
 	}
 }
 

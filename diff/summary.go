@@ -20,10 +20,25 @@ type Options struct {
 	// Roots are functions to break down to Depth levels (see Subtree).
 	Roots []string
 	Depth int
+	// KeepUnresolved, NoCollapse and CollapseThreshold shape the
+	// breakdowns as in SubtreeOptions; the zero values give the defaults
+	// (unresolved frames transparent, chains collapsed at 95%).
+	KeepUnresolved    bool
+	NoCollapse        bool
+	CollapseThreshold float64
 	// Labels name the profiles (base first); empty entries, or a nil
 	// slice, fall back to the profile's Label(), then "base"/"target N".
 	// Duplicates get " (2)", " (3)"... appended so labels stay unique.
 	Labels []string
+}
+
+func (o Options) subtreeOptions() SubtreeOptions {
+	return SubtreeOptions{
+		Depth:             o.Depth,
+		KeepUnresolved:    o.KeepUnresolved,
+		NoCollapse:        o.NoCollapse,
+		CollapseThreshold: o.CollapseThreshold,
+	}
 }
 
 // RunFigures are a profile's totals and, with run metadata, its per-op figures.
@@ -86,7 +101,7 @@ func Summarize(p *fold.Profile, opts Options) *Summary {
 		s.Subsystems = Subsystems(p, opts.Classify, opts.SubsystemNames)
 	}
 	for _, r := range opts.Roots {
-		s.Subtrees = append(s.Subtrees, Subtree(p, r, opts.Depth))
+		s.Subtrees = append(s.Subtrees, Subtree(p, r, opts.subtreeOptions()))
 	}
 	if opts.IsThreadRoot != nil {
 		c := StackCompleteness(p, opts.IsThreadRoot)

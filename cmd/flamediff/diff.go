@@ -239,7 +239,7 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 		d.sections = append(d.sections, ss)
 	}
 
-	for _, t := range r.Subtrees {
+	for ti, t := range r.Subtrees {
 		ts := section{title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", t.Root, t.Depth)}
 		ts.cols = append(ts.cols, column{"function", false})
 		for _, l := range labs {
@@ -248,8 +248,10 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 		for i := 0; i < nt; i++ {
 			ts.cols = append(ts.cols, column{targetHead(r, "Δpp", i), true})
 		}
+		chains := false
 		for _, row := range t.Rows {
-			cells := []string{nameCell(format, row.Path[len(row.Path)-1], row.Level)}
+			chains = chains || row.Chain != nil
+			cells := []string{rowCell(format, row.Path[len(row.Path)-1], row.Chain, row.Level, chainEnds(row))}
 			for _, p := range row.Profiles {
 				cells = append(cells, f2(p.Pct))
 			}
@@ -258,6 +260,10 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 			}
 			ts.rows = append(ts.rows, cells)
 		}
+		for i, sum := range r.Summaries {
+			ts.notes = append(ts.notes, labs[i]+": "+sum.Subtrees[ti].Summary(0))
+		}
+		ts.notes = append(ts.notes, subtreeNotes(t.SkippedUnresolved, chains, t.Threshold)...)
 		d.sections = append(d.sections, ts)
 	}
 
@@ -295,12 +301,32 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 	return d
 }
 
+// chainEnds returns the share of a chain's end in each profile, or nil when
+// the row is no chain or its end has the row's value everywhere.
+func chainEnds(row diff.SubtreeRow) []float64 {
+	if row.Chain == nil {
+		return nil
+	}
+	differ := false
+	ends := make([]float64, len(row.Profiles))
+	for i, p := range row.Profiles {
+		ends[i] = p.EndPct
+		differ = differ || p.EndValue != p.Value
+	}
+	if !differ {
+		return nil
+	}
+	return ends
+}
+
 // diffCSVHeader is the one header row of `diff --format csv`: kind and name,
 // then per profile (base first) its figures prefixed by its label, then per
 // target the changes suffixed by its label. Kinds: function, subsystem,
 // subtree (name is the path joined by ';'; figures in the inclusive
 // columns), attribution (name is a subsystem or "total"; figure in
-// delta_us_per_op_TARGET).
+// delta_us_per_op_TARGET). Last, for a subtree row merging a pass-through
+// chain, chain (its functions joined by ';') and per profile the share of
+// the chain's end.
 func diffCSVHeader(r *diff.Result) []string {
 	h := []string{"kind", "name", "only_in"}
 	for _, l := range r.Labels() {
@@ -309,12 +335,16 @@ func diffCSVHeader(r *diff.Result) []string {
 	for _, l := range r.Labels()[1:] {
 		h = append(h, "delta_pp_"+l, "self_delta_pp_"+l, "delta_us_per_op_"+l, "ratio_"+l)
 	}
+	h = append(h, "chain")
+	for _, l := range r.Labels() {
+		h = append(h, l+"_chain_end_pct")
+	}
 	return h
 }
 
 func diffCSVRows(r *diff.Result, n int) [][]string {
 	np := len(r.Summaries)
-	width := 3 + 6*np + 4*(np-1)
+	width := 3 + 6*np + 4*(np-1) + 1 + np
 	newRow := func(kind, name, onlyIn string) []string {
 		row := make([]string, width)
 		row[0], row[1], row[2] = kind, name, onlyIn
@@ -322,6 +352,7 @@ func diffCSVRows(r *diff.Result, n int) [][]string {
 	}
 	pcol := func(p int) int { return 3 + 6*p }
 	tcol := func(t int) int { return 3 + 6*np + 4*t }
+	chainCol := 3 + 6*np + 4*(np-1)
 	var rows [][]string
 	for _, f := range top(r.Functions, n) {
 		row := newRow("function", f.Name, f.OnlyIn)
@@ -363,6 +394,12 @@ func diffCSVRows(r *diff.Result, n int) [][]string {
 			}
 			for ti, dpp := range nd.DeltaPP {
 				row[tcol(ti)] = sf2(dpp)
+			}
+			if nd.Chain != nil {
+				row[chainCol] = strings.Join(nd.Chain, ";")
+				for p, v := range nd.Profiles {
+					row[chainCol+1+p] = f2(v.EndPct)
+				}
 			}
 			rows = append(rows, row)
 		}
@@ -410,15 +447,23 @@ func diffJSON(r *diff.Result, expls []*symbolmap.Explanation, n int, explain boo
 		}
 		j.Subsystems = append(j.Subsystems, js)
 	}
-	for _, t := range r.Subtrees {
+	for ti, t := range r.Subtrees {
 		jt := jsonSubtreeDiff{Root: t.Root, Depth: t.Depth}
+		for _, s := range r.Summaries {
+			jt.Summaries = append(jt.Summaries, s.Subtrees[ti].Summary(0))
+		}
 		for _, row := range t.Rows {
-			jn := jsonNodeDiff{Path: row.Path, Level: row.Level, DeltaPP: row.DeltaPP}
+			jn := jsonNodeDiff{Path: row.Path, Level: row.Level, Chain: row.Chain, Unresolved: row.Unresolved, DeltaPP: row.DeltaPP}
 			if jn.DeltaPP == nil {
 				jn.DeltaPP = []float64{}
 			}
 			for _, v := range row.Profiles {
-				jn.Profiles = append(jn.Profiles, jsonNodeValue{Value: v.Value, Pct: v.Pct, PctOfRoot: v.PctOfRoot})
+				jv := jsonNodeValue{Value: v.Value, Pct: v.Pct, PctOfRoot: v.PctOfRoot}
+				if row.Chain != nil {
+					ev := v.EndValue
+					jv.EndValue, jv.EndPct = &ev, fptr(true, v.EndPct)
+				}
+				jn.Profiles = append(jn.Profiles, jv)
 			}
 			jt.Nodes = append(jt.Nodes, jn)
 		}

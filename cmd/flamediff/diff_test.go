@@ -23,6 +23,8 @@ func TestDiffGolden(t *testing.T) {
 	}{
 		{"update-index", []string{"--top", "15", base, target}},
 		{"update-index-map", []string{"--map", mapFile, "--root", "mysqld_stmt_execute", "--depth", "2", "--top", "15", base, target}},
+		// A looser collapse threshold reaches the level where the statement branches (commit, update).
+		{"update-index-map-collapse97", []string{"--map", mapFile, "--root", "mysqld_stmt_execute", "--depth", "1", "--collapse-threshold", "0.97", "--top", "5", base, target}},
 	}
 	for _, c := range cases {
 		for _, format := range formats {

@@ -48,15 +48,22 @@ package main
 //	  "subsystems": [subsystem],  // optional (--map with subsystems), map order, sums to 100%
 //	  "subtrees": [{              // one per --root
 //	    "root": string, "depth": int,
-//	    "summary": string,        // "mysqld_stmt_execute 32.77%: mysql_update 17.10%, ..."
+//	    "summary": string,        // "mysqld_stmt_execute 68.35% → mysql_execute_command 66.43%: trans_commit_stmt 40.68%, ..."
 //	    "nodes": [{               // depth first, root first
-//	      "path": [string],       // root ... node
+//	      "path": [string],       // root ... node (each row's first function)
 //	      "level": int,           // 0 for the root
 //	      "value": int, "self": int,
 //	      "pct": float,           // of the profile total
-//	      "pct_of_root": float
-//	    }]
+//	      "pct_of_root": float,
+//	      "chain": [string],      // optional: a row merging pass-through calls, first ... last
+//	      "end_value": int,       // optional (with chain): value of the chain's last function;
+//	      "end_pct": float,       //   "self" and the children are that function's
+//	      "unresolved": true      // optional: the "[unresolved]" row, stacks ending inside
+//	    }]                        //   unresolved frames ([mariadbd], ...) under the parent
 //	  }],
+//
+// Unless --keep-unresolved, unresolved frames are looked through; unless
+// --no-collapse, a callee holding >= 95% of its caller shares its row.
 //	  "rewrites": [rewrite],      // optional (--explain)
 //	  "warnings": [string]        // optional: e.g. the stack completeness warning
 //	}
@@ -86,8 +93,12 @@ package main
 //	  }],
 //	  "subtrees": [{
 //	    "root": string, "depth": int,
+//	    "summaries": [string],    // each profile's one-line summary, as in report
 //	    "nodes": [{"path": [string], "level": int,
-//	               "profiles": [{"value": int, "pct": float, "pct_of_root": float}],
+//	               "chain": [string], "unresolved": true,  // optional, as in report; a chain only
+//	                                                       // where it passes through in every profile
+//	               "profiles": [{"value": int, "pct": float, "pct_of_root": float,
+//	                             "end_value": int, "end_pct": float}], // end_* optional (with chain)
 //	               "delta_pp": [float]}]
 //	  }],
 //	  "attribution": [{           // optional: per target, with per-op figures and subsystems
@@ -391,12 +402,16 @@ type jsonSubsystem struct {
 }
 
 type jsonNode struct {
-	Path      []string `json:"path"`
-	Level     int      `json:"level"`
-	Value     int64    `json:"value"`
-	Self      int64    `json:"self"`
-	Pct       float64  `json:"pct"`
-	PctOfRoot float64  `json:"pct_of_root"`
+	Path       []string `json:"path"`
+	Level      int      `json:"level"`
+	Value      int64    `json:"value"`
+	Self       int64    `json:"self"`
+	Pct        float64  `json:"pct"`
+	PctOfRoot  float64  `json:"pct_of_root"`
+	Chain      []string `json:"chain,omitempty"`
+	EndValue   *int64   `json:"end_value,omitempty"`
+	EndPct     *float64 `json:"end_pct,omitempty"`
+	Unresolved bool     `json:"unresolved,omitempty"`
 }
 
 type jsonSubtree struct {
@@ -469,22 +484,27 @@ type jsonSubsystemDiff struct {
 }
 
 type jsonNodeValue struct {
-	Value     int64   `json:"value"`
-	Pct       float64 `json:"pct"`
-	PctOfRoot float64 `json:"pct_of_root"`
+	Value     int64    `json:"value"`
+	Pct       float64  `json:"pct"`
+	PctOfRoot float64  `json:"pct_of_root"`
+	EndValue  *int64   `json:"end_value,omitempty"`
+	EndPct    *float64 `json:"end_pct,omitempty"`
 }
 
 type jsonNodeDiff struct {
-	Path     []string        `json:"path"`
-	Level    int             `json:"level"`
-	Profiles []jsonNodeValue `json:"profiles"`
-	DeltaPP  []float64       `json:"delta_pp"`
+	Path       []string        `json:"path"`
+	Level      int             `json:"level"`
+	Chain      []string        `json:"chain,omitempty"`
+	Unresolved bool            `json:"unresolved,omitempty"`
+	Profiles   []jsonNodeValue `json:"profiles"`
+	DeltaPP    []float64       `json:"delta_pp"`
 }
 
 type jsonSubtreeDiff struct {
-	Root  string         `json:"root"`
-	Depth int            `json:"depth"`
-	Nodes []jsonNodeDiff `json:"nodes"`
+	Root      string         `json:"root"`
+	Depth     int            `json:"depth"`
+	Summaries []string       `json:"summaries,omitempty"`
+	Nodes     []jsonNodeDiff `json:"nodes"`
 }
 
 type jsonPart struct {

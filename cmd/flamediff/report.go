@@ -26,6 +26,10 @@ type commonFlags struct {
 	Depth   int
 	Strict  bool
 	Threads bool
+	// KeepUnresolved and NoCollapse turn off the subtree defaults.
+	KeepUnresolved    bool
+	NoCollapse        bool
+	CollapseThreshold float64
 }
 
 func (c *commonFlags) register(cmd *cobra.Command) {
@@ -39,6 +43,9 @@ func (c *commonFlags) register(cmd *cobra.Command) {
 	f.IntVar(&c.Depth, "depth", 2, "levels of callees under each --root")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	f.BoolVar(&c.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
+	f.BoolVar(&c.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
+	f.BoolVar(&c.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
+	f.Float64Var(&c.CollapseThreshold, "collapse-threshold", diff.DefaultCollapseThreshold, "share `F` (0 < F <= 1) of its caller a callee must hold to share its row in --root breakdowns")
 }
 
 func (c *commonFlags) validate() error {
@@ -47,6 +54,9 @@ func (c *commonFlags) validate() error {
 	}
 	if c.Depth < 0 {
 		return usageError("--depth %d: want 0 or more", c.Depth)
+	}
+	if !(c.CollapseThreshold > 0 && c.CollapseThreshold <= 1) {
+		return usageError("--collapse-threshold %g: want a share above 0 and at most 1", c.CollapseThreshold)
 	}
 	for _, r := range c.Roots {
 		if strings.TrimSpace(r) == "" {
@@ -198,10 +208,13 @@ func loadMapped(ctx context.Context, s *streams, load profileLoader, path string
 // diffOptions turns the map and flags into diff.Options.
 func diffOptions(m *symbolmap.Map, c *commonFlags, roots []string) diff.Options {
 	o := diff.Options{
-		IncludeThreads: c.Threads,
-		IsThreadRoot:   m.IsThreadRoot,
-		Roots:          roots,
-		Depth:          c.Depth,
+		IncludeThreads:    c.Threads,
+		IsThreadRoot:      m.IsThreadRoot,
+		Roots:             roots,
+		Depth:             c.Depth,
+		KeepUnresolved:    c.KeepUnresolved,
+		NoCollapse:        c.NoCollapse,
+		CollapseThreshold: c.CollapseThreshold,
 	}
 	if m.HasSubsystems() {
 		o.Classify = m.Subsystem
@@ -337,6 +350,43 @@ func nameCell(format, name string, level int) string {
 	return treeName(name, level)
 }
 
+// rowCell formats a subtree row's name (a function, or a chain "a → b";
+// a chain of more than 4 functions shows its first two and its last) and,
+// when a chain's end has less than its start, the end's share(s):
+// "a → b (end 66.43%)".
+func rowCell(format, name string, chain []string, level int, end []float64) string {
+	label := name
+	switch {
+	case len(chain) > 4:
+		label = fmt.Sprintf("%s → %s → … → %s", chain[0], chain[1], chain[len(chain)-1])
+	case len(chain) > 1:
+		label = strings.Join(chain, " → ")
+	}
+	cell := nameCell(format, label, level)
+	if len(end) == 0 {
+		return cell
+	}
+	pcts := make([]string, len(end))
+	for i, e := range end {
+		pcts[i] = f2(e) + "%"
+	}
+	return cell + " (end " + strings.Join(pcts, ", ") + ")"
+}
+
+// subtreeNotes explain the transparent unresolved frames and the chains of
+// a breakdown, when it has any.
+func subtreeNotes(skipped, chains bool, threshold float64) []string {
+	var notes []string
+	if skipped {
+		notes = append(notes, "Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through: their callees sit under the nearest named caller, and "+
+			diff.UnresolvedName+" rows hold the stacks that end inside them (--keep-unresolved shows them as rows).")
+	}
+	if chains {
+		notes = append(notes, fmt.Sprintf("a → b: b holds at least %g%% of a, shown as one row with a's value and b's callees; \"end\" is b's share when it differs (--no-collapse shows every level).", threshold*100))
+	}
+	return notes
+}
+
 // runSection is the per-op block: one row per profile.
 func runSection(sums []*diff.Summary, format string) section {
 	s := section{
@@ -426,13 +476,20 @@ func reportDocument(sum *diff.Summary, expl *symbolmap.Explanation, n int, expla
 		if perOp {
 			ts.cols = append(ts.cols, column{"µs/op", true})
 		}
+		chains := false
 		t.Walk(func(_ []string, level int, nd *diff.Node) {
-			row := []string{nameCell(format, nd.Name, level), itoa(nd.Value), itoa(nd.Self), f2(nd.Pct), f2(nd.PctOfRoot)}
+			chains = chains || nd.Chain != nil
+			var end []float64
+			if nd.EndValue != nd.Value {
+				end = []float64{nd.EndPct}
+			}
+			row := []string{rowCell(format, nd.Name, nd.Chain, level, end), itoa(nd.Value), itoa(nd.Self), f2(nd.Pct), f2(nd.PctOfRoot)}
 			if perOp {
 				row = append(row, f2(nd.Pct/100*sum.Profile.MicrosPerOp))
 			}
 			ts.rows = append(ts.rows, row)
 		})
+		ts.notes = append(ts.notes, subtreeNotes(t.SkippedUnresolved, chains, t.Threshold)...)
 		d.sections = append(d.sections, ts)
 	}
 	if explain {
@@ -448,22 +505,24 @@ func reportDocument(sum *diff.Summary, expl *symbolmap.Explanation, n int, expla
 // reportCSVHeader is the one header row of `report --format csv`. Every row
 // has a kind: function, subsystem or subtree (name is then the path from the
 // root, joined by ';'). Cells that do not apply to a kind are empty.
-var reportCSVHeader = []string{"kind", "name", "inclusive", "self", "inclusive_pct", "self_pct", "pct_of_root", "inclusive_us_per_op", "self_us_per_op"}
+// For a subtree row that merges a pass-through chain, chain lists its
+// functions joined by ';' and chain_end_pct is the share of the chain's end.
+var reportCSVHeader = []string{"kind", "name", "inclusive", "self", "inclusive_pct", "self_pct", "pct_of_root", "inclusive_us_per_op", "self_us_per_op", "chain", "chain_end_pct"}
 
 func reportCSVRows(sum *diff.Summary, n int) [][]string {
 	perOp := sum.Profile.HasPerOp
 	var rows [][]string
 	for _, f := range top(sum.Functions, n) {
 		rows = append(rows, []string{"function", f.Name, itoa(f.Inclusive), itoa(f.Self), f2(f.InclusivePct), f2(f.SelfPct), "",
-			optf2(perOp, f.InclusiveMicrosPerOp), optf2(perOp, f.SelfMicrosPerOp)})
+			optf2(perOp, f.InclusiveMicrosPerOp), optf2(perOp, f.SelfMicrosPerOp), "", ""})
 	}
 	for _, sub := range sum.Subsystems {
-		rows = append(rows, []string{"subsystem", sub.Name, itoa(sub.Value), "", f2(sub.Pct), "", "", optf2(perOp, sub.MicrosPerOp), ""})
+		rows = append(rows, []string{"subsystem", sub.Name, itoa(sub.Value), "", f2(sub.Pct), "", "", optf2(perOp, sub.MicrosPerOp), "", "", ""})
 	}
 	for _, t := range sum.Subtrees {
 		t.Walk(func(path []string, _ int, nd *diff.Node) {
 			rows = append(rows, []string{"subtree", strings.Join(path, ";"), itoa(nd.Value), itoa(nd.Self), f2(nd.Pct), "", f2(nd.PctOfRoot),
-				optf2(perOp, nd.Pct/100*sum.Profile.MicrosPerOp), ""})
+				optf2(perOp, nd.Pct/100*sum.Profile.MicrosPerOp), "", strings.Join(nd.Chain, ";"), optf2(nd.Chain != nil, nd.EndPct)})
 		})
 	}
 	return rows
@@ -490,7 +549,13 @@ func reportJSON(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain b
 	for _, t := range sum.Subtrees {
 		js := jsonSubtree{Root: t.Root.Name, Depth: t.Depth, Summary: t.Summary(0)}
 		t.Walk(func(path []string, level int, nd *diff.Node) {
-			js.Nodes = append(js.Nodes, jsonNode{Path: path, Level: level, Value: nd.Value, Self: nd.Self, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot})
+			jn := jsonNode{Path: path, Level: level, Value: nd.Value, Self: nd.Self, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot,
+				Chain: nd.Chain, Unresolved: nd.Unresolved}
+			if nd.Chain != nil {
+				ev := nd.EndValue
+				jn.EndValue, jn.EndPct = &ev, fptr(true, nd.EndPct)
+			}
+			js.Nodes = append(js.Nodes, jn)
 		})
 		j.Subtrees = append(j.Subtrees, js)
 	}

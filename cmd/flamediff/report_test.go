@@ -7,6 +7,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,14 +50,16 @@ func TestReportFlags(t *testing.T) {
 		{
 			name: "defaults",
 			args: []string{"p.folded"},
-			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", Top: 30, Depth: 2}},
+			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold}},
 		},
 		{
 			name: "everything",
 			args: []string{"--map", "m.yaml", "--explain", "--format", "json", "-o", "out.json", "--top", "0",
-				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads", "run/"},
+				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads",
+				"--keep-unresolved", "--no-collapse", "--collapse-threshold", "0.97", "run/"},
 			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{MapFile: "m.yaml", Explain: true, Format: "json", Output: "out.json",
-				Top: 0, Roots: []string{"a", "b"}, Depth: 3, Strict: true, Threads: true}},
+				Top: 0, Roots: []string{"a", "b"}, Depth: 3, Strict: true, Threads: true,
+				KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97}},
 		},
 	}
 	for _, tt := range tests {
@@ -89,6 +92,8 @@ func TestReportUsageErrors(t *testing.T) {
 		{"two profiles", []string{"report", "a", "b"}, "report takes one PROFILE"},
 		{"bad flag", []string{"report", "--nope", "x"}, "unknown flag"},
 		{"top not a number", []string{"report", "--top", "many", "x"}, "invalid argument"},
+		{"collapse threshold 0", []string{"report", "--collapse-threshold", "0", "x"}, "--collapse-threshold 0: want a share above 0 and at most 1"},
+		{"collapse threshold above 1", []string{"report", "--collapse-threshold", "1.5", "x"}, "--collapse-threshold 1.5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,6 +192,82 @@ func TestReportHandBuilt(t *testing.T) {
 	}
 }
 
+// unresolvedProfile is handProfile's shape with unresolved frames: static
+// functions between mysqld_stmt_execute and its named callees, and a stack
+// ending inside them. Total 20.
+func unresolvedProfile() *fold.Profile {
+	return &fold.Profile{Stacks: []fold.Stack{
+		{Frames: []string{"t", "start_thread", "mysqld_stmt_execute", "[mariadbd]", "execute_loop", "[mariadbd]", "mysql_update", "row_upd"}, Value: 10},
+		{Frames: []string{"t", "start_thread", "mysqld_stmt_execute", "[mariadbd]", "execute_loop", "trans_commit_stmt", "fsync"}, Value: 6},
+		{Frames: []string{"t", "start_thread", "mysqld_stmt_execute", "[mariadbd]", "execute_loop", "[mariadbd]", "[libc.so.6]"}, Value: 2},
+		{Frames: []string{"t", "start_thread", "do_command"}, Value: 2},
+	}}
+}
+
+func TestReportUnresolvedAndChains(t *testing.T) {
+	tests := []struct {
+		name  string
+		flags commonFlags
+		want  []string // substrings of the output, in order
+	}{
+		{
+			name:  "defaults",
+			flags: commonFlags{Format: formatTable, Top: 1, Depth: 1, CollapseThreshold: 0.99},
+			want: []string{
+				"│ mysqld_stmt_execute → execute_loop │    18 │    0 │      90.00 │    100.00 │",
+				"│   mysql_update → row_upd           │    10 │   10 │      50.00 │     55.56 │",
+				"│   trans_commit_stmt → fsync        │     6 │    6 │      30.00 │     33.33 │",
+				"│   [unresolved]                     │     2 │    2 │      10.00 │     11.11 │",
+				"mysqld_stmt_execute 90.00%: mysql_update 50.00%, trans_commit_stmt 30.00%",
+				"Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through",
+				"a → b: b holds at least 99% of a",
+			},
+		},
+		{
+			name:  "keep unresolved, no collapse",
+			flags: commonFlags{Format: formatTable, Top: 1, Depth: 2, CollapseThreshold: 0.99, KeepUnresolved: true, NoCollapse: true},
+			want: []string{
+				"│ mysqld_stmt_execute │",
+				"│   [mariadbd]        │",
+				"│     execute_loop    │",
+				"mysqld_stmt_execute 90.00%: [mariadbd] 90.00%",
+			},
+		},
+		{
+			name:  "json",
+			flags: commonFlags{Format: formatJSON, Top: 1, Depth: 1, CollapseThreshold: 0.99},
+			want: []string{
+				`"chain": [`, `"mysqld_stmt_execute",`, `"execute_loop"`, `"end_value": 18,`,
+				`"[unresolved]"`, `"unresolved": true`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			tt.flags.Roots = []string{"mysqld_stmt_execute"}
+			opts := &ReportOptions{
+				IO: &streams{Out: &out, ErrOut: &errOut}, Profile: "p", commonFlags: tt.flags,
+				Load: fakeLoad(map[string]*fold.Profile{"p": unresolvedProfile()}),
+			}
+			if err := runReport(context.Background(), opts); err != nil {
+				t.Fatal(err)
+			}
+			rest := out.String()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks (or misorders) %q:\n%s", w, out.String())
+				}
+				rest = rest[i+len(w):]
+			}
+			if tt.flags.KeepUnresolved && strings.Contains(out.String(), "[unresolved]") {
+				t.Errorf("--keep-unresolved output has an [unresolved] row:\n%s", out.String())
+			}
+		})
+	}
+}
+
 // TestReportJSONRoundTrip checks the JSON numbers against diff.Summarize on
 // the same mapped profile.
 func TestReportJSONRoundTrip(t *testing.T) {
@@ -211,6 +292,10 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	m := symbolmap.Default()
 	mp, _ := m.Apply(p)
 	sum := diff.Summarize(mp, diff.Options{IsThreadRoot: m.IsThreadRoot, Roots: []string{"mysqld_stmt_execute"}, Depth: 2, Labels: []string{"10.11"}})
+	// The defaults look through [mariadbd]: the root row is a chain.
+	if got := sum.Subtrees[0].Root.Chain; len(got) < 2 || got[0] != "mysqld_stmt_execute" || slices.Contains(got, "[mariadbd]") {
+		t.Errorf("root chain = %v, want mysqld_stmt_execute → ... without [mariadbd]", got)
+	}
 
 	if got.Profile.Label != "10.11" || got.Profile.Total != sum.Profile.Total || *got.Profile.CPUMicrosPerOp != sum.Profile.MicrosPerOp {
 		t.Errorf("profile = %+v, want label 10.11 total %d cpu/o %v", got.Profile, sum.Profile.Total, sum.Profile.MicrosPerOp)
