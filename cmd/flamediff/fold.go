@@ -112,4 +112,3 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 	}
 	return writeOutput(s, opts.Output, buf.Bytes())
 }
-
