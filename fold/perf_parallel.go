@@ -48,12 +48,13 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 			var buf []byte
 			select {
 			case buf = <-free:
-				buf = buf[:0]
 			default:
-				buf = make([]byte, 0, chunkSize+len(carry))
 			}
-			buf = append(buf, carry...)
 			target := len(carry) + chunkSize
+			if cap(buf) < target+64<<10 {
+				buf = make([]byte, 0, target+64<<10)
+			}
+			buf = append(buf[:0], carry...)
 			for len(buf) < target {
 				if cap(buf)-len(buf) < 64<<10 {
 					nb := make([]byte, len(buf), 2*cap(buf)+chunkSize)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,9 +21,9 @@ type loadOptions struct {
 // stderr (or are an error with --strict).
 func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, error) {
 	if path == "-" {
-		p, err := fold.Parse(s.In, opts.Parse)
+		p, err := parseReader("stdin", s.In, opts.Parse)
 		if err != nil {
-			return nil, fmt.Errorf("stdin: %w", err)
+			return nil, err
 		}
 		warnSkipped(s, "stdin", p)
 		return p, nil
@@ -87,13 +88,18 @@ func parseFile(path string, opts fold.ParseOptions) (*fold.Profile, error) {
 		return nil, fmt.Errorf("profile %w", err)
 	}
 	defer f.Close()
-	p, err := fold.Parse(f, opts)
+	return parseReader(path, f, opts)
+}
+
+// parseReader parses r, naming it in errors as NAME:LINE: when the error has a line.
+func parseReader(name string, r io.Reader, opts fold.ParseOptions) (*fold.Profile, error) {
+	p, err := fold.Parse(r, opts)
 	if err != nil {
 		var pe *fold.ParseError
 		if errors.As(err, &pe) && pe.Line > 0 {
-			return nil, fmt.Errorf("%s:%d: %s", path, pe.Line, errorsTail(pe))
+			return nil, fmt.Errorf("%s:%d: %s", name, pe.Line, errorsTail(pe))
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
 }

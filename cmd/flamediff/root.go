@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -73,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "flamediff: %v\n", err)
-	if errors.Is(err, errUsage) {
+	if errors.Is(err, errUsage) || strings.HasPrefix(err.Error(), "unknown command ") {
 		fmt.Fprintln(stderr, "run 'flamediff --help' (or COMMAND --help) for usage")
 		return exitUsage
 	}
