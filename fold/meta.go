@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,19 +52,19 @@ type Meta struct {
 	VoluntaryCtxSwitches   int64 `json:"voluntary_ctxt_switches,omitempty"`
 	InvoluntaryCtxSwitches int64 `json:"involuntary_ctxt_switches,omitempty"`
 	// Storage I/O of the server process over the window (/proc/PID/io).
-	ReadOps    int64   `json:"read_ops,omitempty"`
-	WriteOps   int64   `json:"write_ops,omitempty"`
-	ReadKB     float64 `json:"read_kb,omitempty"`
-	WriteKB    float64 `json:"write_kb,omitempty"`
+	ReadOps  int64   `json:"read_ops,omitempty"`
+	WriteOps int64   `json:"write_ops,omitempty"`
+	ReadKB   float64 `json:"read_kb,omitempty"`
+	WriteKB  float64 `json:"write_kb,omitempty"`
 	// Samples is the number of samples taken in the window.
 	Samples int64 `json:"samples,omitempty"`
 	// Unit says what the counts of stacks.folded are: "samples" (the
 	// default) or "period" (sums of sample periods, as stackcollapse-perf.pl
 	// writes them; nanoseconds for cpu-clock). Event is the perf event.
-	Unit  string `json:"unit,omitempty"`
-	Event string `json:"event,omitempty"`
-	Complete   *bool   `json:"complete,omitempty"`
-	Incomplete string  `json:"incomplete_reason,omitempty"`
+	Unit       string `json:"unit,omitempty"`
+	Event      string `json:"event,omitempty"`
+	Complete   *bool  `json:"complete,omitempty"`
+	Incomplete string `json:"incomplete_reason,omitempty"`
 	// Extra holds fields this version does not know, kept on rewrite.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -169,8 +170,13 @@ func WriteMeta(w io.Writer, m *Meta) error {
 			return err
 		}
 	}
+	// Sort the keys and indent; json.Number keeps integers beyond 2^53 exact.
 	var out map[string]any
-	_ = json.Unmarshal(data, &out)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return err
+	}
 	data, err = json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err

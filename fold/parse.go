@@ -89,6 +89,9 @@ func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 	var in io.Reader = br
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
+		if err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("gzip header: %w: the stream ends early (an interrupted copy or download?)", ErrTruncated)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gzip header: %w", err)
 		}

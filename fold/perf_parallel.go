@@ -51,13 +51,15 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 			default:
 			}
 			target := len(carry) + chunkSize
-			if cap(buf) < target+64<<10 {
-				buf = make([]byte, 0, target+64<<10)
+			if cap(buf) < len(carry)+256<<10 {
+				// Small inputs stay small; buffers grow (and are reused)
+				// up to a chunk for large ones.
+				buf = make([]byte, 0, len(carry)+256<<10)
 			}
 			buf = append(buf[:0], carry...)
 			for len(buf) < target {
 				if cap(buf)-len(buf) < 64<<10 {
-					nb := make([]byte, len(buf), 2*cap(buf)+chunkSize)
+					nb := make([]byte, len(buf), min(2*cap(buf), target+64<<10))
 					copy(nb, buf)
 					buf = nb
 				}

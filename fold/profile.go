@@ -11,6 +11,7 @@ package fold
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -129,6 +130,11 @@ func (p *Profile) Clone() *Profile {
 	}
 	if p.Meta != nil {
 		m := *p.Meta
+		m.Extra = maps.Clone(m.Extra)
+		if m.Complete != nil {
+			c := *m.Complete
+			m.Complete = &c
+		}
 		q.Meta = &m
 	}
 	return &q

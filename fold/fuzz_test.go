@@ -1,0 +1,355 @@
+package fold
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// perfSnippets returns the first samples of each real capture, for seeds.
+func perfSnippets(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, name := range captures(f) {
+		data := readGz(f, name)
+		// The first three samples.
+		end := 0
+		for range 3 {
+			i := bytes.Index(data[end:], []byte("\n\n"))
+			if i < 0 {
+				break
+			}
+			end += i + 2
+		}
+		out = append(out, data[:end])
+	}
+	return out
+}
+
+var perfSeeds = []string{
+	"mariadbd 12480  6594.735928:    2004008 cpu-clock:ppp: \n\t          79c841 Item_equal::add_key_fields+0xa1 (/opt/m/mariadbd)\n\t          79cc59 [unknown] (/opt/m/mariadbd)\n\n",
+	"Web Content 42/43 1.0: 1 cycles:\n\t7f00 a->b->c (/tmp/perf-12.map)\n\tffff k+0x1 ([kernel.kallsyms])\n\n",
+	"java 123/0 1.0: 00 instructions:\n\t7f00 Lorg/x/Y;.z(I)V (/x (deleted))\n\t7f01 [unknown] ([unknown])\n\na1 1 2.0: 5 cycles:\n\t7f00 (anonymous namespace)::f (/x)\n\n",
+	"a1 1 1.0: 007 cycles:\n\t7f00 net/http.(*Client).Do+0x10 (/bin/app)\n# comment\ngarbage\n\n\ttrailing (x)\n",
+}
+
+// optionsFromByte derives perf options, strictness and a filter from b.
+func optionsFromByte(b byte) (PerfOptions, bool) {
+	o := PerfOptions{PID: b&1 != 0, TID: b&2 != 0, Kernel: b&4 != 0, JIT: b&8 != 0, All: b&16 != 0, Addrs: b&32 != 0}
+	if b&128 != 0 {
+		o.EventFilter = "cycles"
+	}
+	return o, b&64 != 0
+}
+
+// foldPerChunk folds data as parsePerf's parallel path does, but with a
+// chunk (and a state machine) for every block that ends in a blank line,
+// so that small inputs cross many chunk boundaries.
+func foldPerChunk(data []byte, opts PerfOptions, strict bool) (*Profile, error) {
+	var chunks []perfChunk
+	line := 1
+	for len(data) > 0 {
+		cut := bytes.Index(data, []byte("\n\n"))
+		if cut < 0 {
+			cut = len(data)
+		} else {
+			cut += 2
+		}
+		chunks = append(chunks, perfChunk{data: data[:cut], firstLine: line})
+		line += bytes.Count(data[:cut], []byte{'\n'})
+		data = data[cut:]
+	}
+	if len(chunks) == 0 {
+		return &Profile{Unit: UnitSamples}, nil
+	}
+	o := opts
+	if o.EventFilter == "" {
+		o.EventFilter = firstEvent(chunks[0].data)
+	}
+	if o.EventFilter == "" {
+		st := newPerfState(&opts, strict)
+		for _, c := range chunks {
+			if st.err == nil {
+				st.run(c.data, c.firstLine)
+			}
+		}
+		return finishPerf([]*perfState{st})
+	}
+	states := make([]*perfState, len(chunks))
+	for i, c := range chunks {
+		states[i] = newPerfState(&o, strict)
+		states[i].defaulted = opts.EventFilter == ""
+		states[i].run(c.data, c.firstLine)
+	}
+	return finishPerf(states)
+}
+
+func samePerfResult(p1 *Profile, err1 error, p2 *Profile, err2 error) string {
+	if (err1 == nil) != (err2 == nil) {
+		return fmt.Sprintf("errors %v and %v", err1, err2)
+	}
+	if err1 != nil {
+		var pe1, pe2 *ParseError
+		if !errors.As(err1, &pe1) || !errors.As(err2, &pe2) || pe1.Line != pe2.Line || pe1.Line < 1 {
+			return fmt.Sprintf("errors %v and %v: want *ParseErrors for the same line", err1, err2)
+		}
+		return ""
+	}
+	if !sameStacks(p1.Stacks, p2.Stacks) || p1.Skipped != p2.Skipped || p1.SkippedFirst != p2.SkippedFirst ||
+		p1.Samples != p2.Samples || p1.Unit != p2.Unit || p1.Event != p2.Event || p1.FilteredEvents != p2.FilteredEvents {
+		return fmt.Sprintf("profiles differ:\n%+v\n%+v", p1, p2)
+	}
+	return ""
+}
+
+func FuzzParsePerfScript(f *testing.F) {
+	for i, s := range perfSnippets(f) {
+		f.Add(s, byte(i*37))
+	}
+	for i, s := range perfSeeds {
+		f.Add([]byte(s), byte(i*53))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, flags byte) {
+		opts, strict := optionsFromByte(flags)
+		p1, err1 := parsePerf(bytes.NewReader(data), opts, strict, 1)
+		if (p1 == nil) == (err1 == nil) {
+			t.Fatalf("parsePerf = %v, %v: want a profile xor an error", p1, err1)
+		}
+		p2, err2 := parsePerf(bytes.NewReader(data), opts, strict, 2)
+		if d := samePerfResult(p1, err1, p2, err2); d != "" {
+			t.Fatalf("workers=1 and workers=2 disagree: %s", d)
+		}
+		p3, err3 := foldPerChunk(data, opts, strict)
+		if d := samePerfResult(p1, err1, p3, err3); d != "" {
+			t.Fatalf("one state machine and one per block disagree: %s", d)
+		}
+		if err1 != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := WriteFolded(&buf, p1); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFolded(bytes.NewReader(buf.Bytes()), true)
+		if err != nil {
+			t.Fatalf("ParseFolded(WriteFolded(p)) error: %v\n%q", err, buf.String())
+		}
+		if !sameStacks(back.Stacks, p1.Stacks) {
+			t.Fatalf("ParseFolded(WriteFolded(p)) = %v, want %v", back.Stacks, p1.Stacks)
+		}
+	})
+}
+
+func FuzzParseFolded(f *testing.F) {
+	for _, s := range []string{"a;b;c 3\n", "a b;c 1\r\nd -0\n\n", "x 1\ny\n", "a 9223372036854775807\na 1\n", "a -1\n", " 5\n", ";; 0\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lax, errLax := ParseFolded(bytes.NewReader(data), false)
+		if (lax == nil) == (errLax == nil) {
+			t.Fatalf("ParseFolded = %v, %v: want a profile xor an error", lax, errLax)
+		}
+		strict, errStrict := ParseFolded(bytes.NewReader(data), true)
+		if (strict == nil) == (errStrict == nil) {
+			t.Fatalf("ParseFolded(strict) = %v, %v: want a profile xor an error", strict, errStrict)
+		}
+		if errStrict == nil {
+			if errLax != nil || !sameStacks(lax.Stacks, strict.Stacks) || lax.Skipped != 0 {
+				t.Fatalf("strict parse succeeded but lax gave %v, %v", lax, errLax)
+			}
+		}
+		if errLax != nil {
+			return
+		}
+		for _, s := range lax.Stacks {
+			if s.Value < 0 {
+				t.Fatalf("negative value in %v", s)
+			}
+		}
+		var out1, out2 bytes.Buffer
+		if err := WriteFolded(&out1, lax); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFolded(bytes.NewReader(out1.Bytes()), true)
+		if err != nil {
+			t.Fatalf("ParseFolded(WriteFolded(p)) error: %v\n%q", err, out1.String())
+		}
+		if !sameStacks(back.Stacks, lax.Stacks) {
+			t.Fatalf("ParseFolded(WriteFolded(p)) = %v, want %v", back.Stacks, lax.Stacks)
+		}
+		if err := WriteFolded(&out2, back); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out1.Bytes(), out2.Bytes()) {
+			t.Fatalf("WriteFolded not stable: %q then %q", out1.String(), out2.String())
+		}
+	})
+}
+
+func FuzzParsePprof(f *testing.F) {
+	var buf bytes.Buffer
+	_ = WritePprof(&buf, &Profile{Unit: UnitPeriod, Event: "cpu-clock", Stacks: []Stack{st(3, "a", "b"), st(5, "a", "c")}})
+	f.Add(buf.Bytes())
+	buf.Reset()
+	_ = WritePprof(&buf, &Profile{Stacks: []Stack{st(1, "x")}, Meta: &Meta{FrequencyHz: 99}})
+	f.Add(buf.Bytes())
+	f.Add([]byte("\x00\x01garbage"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParsePprof(bytes.NewReader(data))
+		if (p == nil) == (err == nil) {
+			t.Fatalf("ParsePprof = %v, %v: want a profile xor an error", p, err)
+		}
+		if err != nil {
+			return
+		}
+		for i, s := range p.Stacks {
+			if s.Value < 0 || len(s.Frames) == 0 {
+				t.Fatalf("bad stack %v", s)
+			}
+			if i > 0 && p.Stacks[i-1].Key() >= s.Key() {
+				t.Fatalf("stacks not sorted and distinct: %q then %q", p.Stacks[i-1].Key(), s.Key())
+			}
+		}
+		if err := WritePprof(&bytes.Buffer{}, p); err != nil {
+			t.Fatalf("WritePprof(ParsePprof(data)): %v", err)
+		}
+	})
+}
+
+// canonJSON decodes raw JSON keeping numbers as written, for comparisons.
+func canonJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+func FuzzParseMeta(f *testing.F) {
+	for _, s := range []string{
+		`{"format":1,"label":"10.5","cpu_seconds":3.83,"operations":67300,"samples":1411,"complete":true}`,
+		`{"label":"x","future":{"a":[1,2.50,null]},"big":12345678901234567890,"unit":"period","event":"cpu-clock"}`,
+		`{"LABEL":"a","label":"b"}`,
+		`{"format":2}`, `{"operations":-1}`, `null`, `{}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m1, err := ParseMeta(bytes.NewReader(data))
+		if (m1 == nil) == (err == nil) {
+			t.Fatalf("ParseMeta = %v, %v: want metadata xor an error", m1, err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadMeta) {
+				t.Fatalf("ParseMeta error %v does not wrap ErrBadMeta", err)
+			}
+			return
+		}
+		var w1, w2 bytes.Buffer
+		if err := WriteMeta(&w1, m1); err != nil {
+			t.Fatalf("WriteMeta(ParseMeta(data)): %v", err)
+		}
+		m2, err := ParseMeta(bytes.NewReader(w1.Bytes()))
+		if err != nil {
+			t.Fatalf("ParseMeta(WriteMeta(m)) error: %v\n%s", err, w1.String())
+		}
+		if err := WriteMeta(&w2, m2); err != nil {
+			t.Fatal(err)
+		}
+		if w1.String() != w2.String() {
+			t.Fatalf("WriteMeta not stable:\n%s\n%s", w1.String(), w2.String())
+		}
+		// Known fields survive; Format defaults to 1.
+		k1, k2 := *m1, *m2
+		if k1.Format == 0 {
+			k1.Format = 1
+		}
+		k1.Extra, k2.Extra = nil, nil
+		if !reflect.DeepEqual(k1, k2) {
+			t.Fatalf("round trip changed known fields:\n%+v\n%+v", k1, k2)
+		}
+		// Unknown fields survive.
+		if len(m1.Extra) != len(m2.Extra) {
+			t.Fatalf("round trip changed Extra: %v, then %v", m1.Extra, m2.Extra)
+		}
+		for k, v := range m1.Extra {
+			a, errA := canonJSON(v)
+			b, errB := canonJSON(m2.Extra[k])
+			if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("round trip changed Extra[%q]: %s, then %s", k, v, m2.Extra[k])
+			}
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range perfSnippets(f) {
+		f.Add(s)
+	}
+	for _, s := range perfSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte("a;b 3\nc 4\n"))
+	f.Add([]byte{0x1f, 0x8b})
+	var buf bytes.Buffer
+	_ = WritePprof(&buf, &Profile{Stacks: []Stack{st(3, "a", "b")}})
+	f.Add(buf.Bytes())
+	f.Add([]byte("\x00\x01garbage"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(bytes.NewReader(data), ParseOptions{})
+		if (p == nil) == (err == nil) {
+			t.Fatalf("Parse = %v, %v: want a profile xor an error", p, err)
+		}
+		if err != nil && strings.TrimSpace(err.Error()) == "" {
+			t.Fatalf("Parse error with an empty message")
+		}
+	})
+}
+
+// FuzzPerfChunks checks FuzzParsePerfScript's properties on the state
+// machine directly, without parsePerf's reader (which allocates a chunk
+// buffer per call and so fuzzes slowly): one state machine over the whole
+// input agrees with one per block, and the result round-trips through
+// the folded format.
+func FuzzPerfChunks(f *testing.F) {
+	for i, s := range perfSnippets(f) {
+		f.Add(s, byte(i*37))
+	}
+	for i, s := range perfSeeds {
+		f.Add([]byte(s), byte(i*53))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, flags byte) {
+		if len(data) == 0 {
+			return // parsePerf answers before any state machine runs
+		}
+		opts, strict := optionsFromByte(flags)
+		st := newPerfState(&opts, strict)
+		st.run(data, 1)
+		p1, err1 := finishPerf([]*perfState{st})
+		if (p1 == nil) == (err1 == nil) {
+			t.Fatalf("finishPerf = %v, %v: want a profile xor an error", p1, err1)
+		}
+		p2, err2 := foldPerChunk(data, opts, strict)
+		if d := samePerfResult(p1, err1, p2, err2); d != "" {
+			t.Fatalf("one state machine and one per block disagree: %s", d)
+		}
+		if err1 != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := WriteFolded(&buf, p1); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFolded(bytes.NewReader(buf.Bytes()), true)
+		if err != nil {
+			t.Fatalf("ParseFolded(WriteFolded(p)) error: %v\n%q", err, buf.String())
+		}
+		if !sameStacks(back.Stacks, p1.Stacks) {
+			t.Fatalf("ParseFolded(WriteFolded(p)) = %v, want %v", back.Stacks, p1.Stacks)
+		}
+	})
+}
