@@ -3,6 +3,7 @@ package fold
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -65,7 +66,7 @@ func ParseFolded(r io.Reader, strict bool) (*Profile, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
+		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, &ParseError{Line: lineNo + 1, Msg: "line longer than 64 MiB: not a folded stack file"}
 		}
 		return nil, err

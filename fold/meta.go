@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
 
 // MetaFile and StacksFile are the names of the files of a run directory.
@@ -61,8 +63,31 @@ type Meta struct {
 	// Unit says what the counts of stacks.folded are: "samples" (the
 	// default) or "period" (sums of sample periods, as stackcollapse-perf.pl
 	// writes them; nanoseconds for cpu-clock). Event is the perf event.
-	Unit       string `json:"unit,omitempty"`
-	Event      string `json:"event,omitempty"`
+	Unit  string `json:"unit,omitempty"`
+	Event string `json:"event,omitempty"`
+	// SampledCPUSeconds is samples / frequency: the CPU time the sampler
+	// saw, to compare with the accounted CPUSeconds (lost samples show as
+	// a gap). LostSamples is what the sampler reported lost.
+	SampledCPUSeconds float64 `json:"sampled_cpu_seconds,omitempty"`
+	LostSamples       int64   `json:"lost_samples,omitempty"`
+	// CallGraph is how stacks were walked ("fp", "dwarf").
+	CallGraph string `json:"call_graph,omitempty"`
+	// SamplerReason says why this sampler ran (with --sampler auto).
+	SamplerReason string `json:"sampler_reason,omitempty"`
+	// PID of the sampled process; StartTime and EndTime bound the window
+	// (RFC 3339).
+	PID       int    `json:"pid,omitempty"`
+	StartTime string `json:"start_time,omitempty"`
+	EndTime   string `json:"end_time,omitempty"`
+	// Figures from the workload's own report (sysbench), for the whole run,
+	// not only the window.
+	WorkloadQPS          float64 `json:"workload_qps,omitempty"`
+	WorkloadTPS          float64 `json:"workload_tps,omitempty"`
+	WorkloadLatencyAvgMs float64 `json:"workload_latency_avg_ms,omitempty"`
+	WorkloadLatencyP95Ms float64 `json:"workload_latency_p95_ms,omitempty"`
+	WorkloadLatencyMaxMs float64 `json:"workload_latency_max_ms,omitempty"`
+	WorkloadExitCode     *int    `json:"workload_exit_code,omitempty"`
+	// Complete is false when the capture was cut short; Incomplete says why.
 	Complete   *bool  `json:"complete,omitempty"`
 	Incomplete string `json:"incomplete_reason,omitempty"`
 	// Extra holds fields this version does not know, kept on rewrite.
@@ -141,10 +166,18 @@ func ParseMeta(r io.Reader) (*Meta, error) {
 	return &m, nil
 }
 
-var metaKeys = []string{"format", "label", "server_version", "workload", "sampler", "frequency_hz",
-	"window_seconds", "cpu_seconds", "cpu_user_seconds", "cpu_system_seconds", "operations", "ops_counter", "qps",
-	"voluntary_ctxt_switches", "involuntary_ctxt_switches", "read_ops", "write_ops", "read_kb",
-	"write_kb", "samples", "unit", "event", "complete", "incomplete_reason"}
+// metaKeys are the JSON names of Meta's fields, from their tags.
+var metaKeys = func() []string {
+	t := reflect.TypeFor[Meta]()
+	var keys []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}()
 
 // WriteMeta writes m as indented JSON, with Extra fields merged back in.
 func WriteMeta(w io.Writer, m *Meta) error {

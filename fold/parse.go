@@ -89,7 +89,7 @@ func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 	var in io.Reader = br
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
-		if err == io.ErrUnexpectedEOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("gzip header: %w: the stream ends early (an interrupted copy or download?)", ErrTruncated)
 		}
 		if err != nil {
@@ -102,7 +102,7 @@ func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 	format := opts.Format
 	if format == "" || format == FormatAuto {
 		sniff, err := br.Peek(sniffSize)
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, err
 		}
 		format = detect(sniff)
@@ -132,9 +132,9 @@ type gzipErrReader struct{ r io.Reader }
 
 func (g *gzipErrReader) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
-	if err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = fmt.Errorf("%w: the stream ends early (an interrupted copy or download?)", ErrTruncated)
-	} else if err != nil && err != io.EOF {
+	} else if err != nil && !errors.Is(err, io.EOF) {
 		err = fmt.Errorf("gzip: %w", err)
 	}
 	return n, err
