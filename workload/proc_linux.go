@@ -1,0 +1,104 @@
+//go:build linux
+
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ReadProc takes a snapshot of process pid from the proc file system
+// mounted at procRoot (normally "/proc"; tests pass a fake tree). It reads
+// PID/stat, every PID/task/TID/status and PID/io; threads that exit while
+// it reads are skipped. When the process does not exist or is a zombie,
+// the error wraps ErrProcessGone. When PID/io cannot be read for another
+// reason (no ptrace access to the process, a kernel without I/O
+// accounting), the snapshot has IOAvailable false and no error.
+// ReadProc does not block beyond the file reads.
+func ReadProc(procRoot string, pid int) (*ProcSnapshot, error) {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+	now := time.Now()
+	data, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return nil, procError(procRoot, pid, err)
+	}
+	st, err := parseStat(data)
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	if st.state == 'Z' || st.state == 'X' {
+		return nil, fmt.Errorf("pid %d: %w (state %c)", pid, ErrProcessGone, st.state)
+	}
+	snap := &ProcSnapshot{
+		Time:        now,
+		UserTicks:   st.utime,
+		SystemTicks: st.stime,
+		ClockTicks:  DefaultClockTicks,
+	}
+
+	tasks, err := os.ReadDir(filepath.Join(dir, "task"))
+	if err != nil {
+		return nil, procError(procRoot, pid, err)
+	}
+	for _, task := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, "task", task.Name(), "status"))
+		if err != nil {
+			if gone(err) {
+				continue // the thread exited after ReadDir
+			}
+			return nil, fmt.Errorf("pid %d: %w", pid, err)
+		}
+		vol, invol, err := ParseStatus(data)
+		if err != nil {
+			return nil, fmt.Errorf("pid %d task %s: %w", pid, task.Name(), err)
+		}
+		snap.Voluntary += vol
+		snap.Involuntary += invol
+		snap.Threads++
+	}
+	if snap.Threads == 0 {
+		return nil, fmt.Errorf("pid %d: %w (no threads left)", pid, ErrProcessGone)
+	}
+
+	data, err = os.ReadFile(filepath.Join(dir, "io"))
+	switch {
+	case err == nil:
+		snap.ReadOps, snap.WriteOps, snap.ReadBytes, snap.WriteBytes, err = ParseIO(data)
+		if err != nil {
+			return nil, fmt.Errorf("pid %d: %w", pid, err)
+		}
+		snap.IOAvailable = true
+	case gone(err):
+		// Gone, or a kernel without I/O accounting: ask stat again.
+		if _, serr := os.Stat(filepath.Join(dir, "stat")); serr != nil {
+			return nil, procError(procRoot, pid, serr)
+		}
+	default:
+		// Permission denied (no ptrace access): the snapshot goes
+		// without I/O figures.
+	}
+	return snap, nil
+}
+
+// gone reports whether a read error means the process or thread is gone.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}
+
+// procError wraps ErrProcessGone when err says the process is gone, unless
+// procRoot itself is missing.
+func procError(procRoot string, pid int, err error) error {
+	if !gone(err) {
+		return fmt.Errorf("pid %d: %w", pid, err)
+	}
+	if _, serr := os.Stat(procRoot); serr != nil {
+		return fmt.Errorf("proc file system: %w", serr)
+	}
+	return fmt.Errorf("pid %d: %w: %w", pid, ErrProcessGone, err)
+}

@@ -1,0 +1,218 @@
+//go:build linux
+
+package workload
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeProc writes a proc tree under a temporary directory: files maps
+// paths under procRoot to their contents (a trailing "/" makes a
+// directory).
+func fakeProc(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+const (
+	fakeStat   = "42 (mariadbd) S 1 42 42 0 -1 4194560 100 0 0 0 1234 567 0 0 20 0 3 0 100 1000 100 0\n"
+	fakeIO     = "rchar: 1\nwchar: 2\nsyscr: 10\nsyscw: 20\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"
+	fakeStatus = "Name:\tmariadbd\nvoluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t%d\n"
+)
+
+func status(vol, invol int) string {
+	return strings.NewReplacer("%d\nnon", strconv.Itoa(vol)+"\nnon", "%d\n", strconv.Itoa(invol)+"\n").Replace(fakeStatus)
+}
+
+func TestReadProcFake(t *testing.T) {
+	full := map[string]string{
+		"42/stat":           fakeStat,
+		"42/io":             fakeIO,
+		"42/task/42/status": status(100, 5),
+		"42/task/43/status": status(20, 1),
+		"42/task/44/status": status(3, 0),
+		"1/stat":            "1 (init) S 0 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0\n",
+		"1/task/1/status":   status(1, 1),
+	}
+	with := func(changes map[string]string, remove ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range full {
+			m[k] = v
+		}
+		for k, v := range changes {
+			m[k] = v
+		}
+		for _, k := range remove {
+			delete(m, k)
+		}
+		return m
+	}
+	tests := []struct {
+		name    string
+		files   map[string]string
+		pid     int
+		want    ProcSnapshot // Time is not compared
+		wantErr error
+	}{
+		{
+			name:  "three threads",
+			files: full,
+			pid:   42,
+			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+				Threads: 3, ReadOps: 10, WriteOps: 20, ReadBytes: 4096, WriteBytes: 8192, IOAvailable: true},
+		},
+		{
+			name:  "a thread exited while reading",
+			files: with(map[string]string{"42/task/44/": ""}, "42/task/44/status"),
+			pid:   42,
+			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 120, Involuntary: 6,
+				Threads: 2, ReadOps: 10, WriteOps: 20, ReadBytes: 4096, WriteBytes: 8192, IOAvailable: true},
+		},
+		{
+			name:  "io unreadable",
+			files: with(map[string]string{"42/io/": ""}, "42/io"),
+			pid:   42,
+			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+				Threads: 3},
+		},
+		{
+			name:  "no io file (no I/O accounting)",
+			files: with(nil, "42/io"),
+			pid:   42,
+			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+				Threads: 3},
+		},
+		{name: "no such pid", files: full, pid: 7, wantErr: ErrProcessGone},
+		{name: "zombie", files: with(map[string]string{"42/stat": strings.Replace(fakeStat, " S ", " Z ", 1)}), pid: 42, wantErr: ErrProcessGone},
+		{name: "no threads left", files: with(map[string]string{"42/task/": ""}, "42/task/42/status", "42/task/43/status", "42/task/44/status"), pid: 42, wantErr: ErrProcessGone},
+		{name: "bad stat", files: with(map[string]string{"42/stat": "42 (mariadbd"}), pid: 42, wantErr: ErrBadProcData},
+		{name: "bad status", files: with(map[string]string{"42/task/43/status": "Name:\tx\n"}), pid: 42, wantErr: ErrBadProcData},
+		{name: "bad io", files: with(map[string]string{"42/io": "syscr: x\n"}), pid: 42, wantErr: ErrBadProcData},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := fakeProc(t, tt.files)
+			before := time.Now()
+			got, err := ReadProc(root, tt.pid)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("ReadProc(%d) error = %v, want %v", tt.pid, err, tt.wantErr)
+				}
+				if got != nil {
+					t.Errorf("ReadProc(%d) = %+v with an error, want nil", tt.pid, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ReadProc(%d): %v", tt.pid, err)
+			}
+			if got.Time.Before(before) || got.Time.After(time.Now()) {
+				t.Errorf("ReadProc(%d).Time = %v, not during the call", tt.pid, got.Time)
+			}
+			got.Time = time.Time{}
+			if *got != tt.want {
+				t.Errorf("ReadProc(%d) = %+v, want %+v", tt.pid, *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadProcMissingRoot(t *testing.T) {
+	_, err := ReadProc(filepath.Join(t.TempDir(), "nonexistent"), 1)
+	if err == nil || errors.Is(err, ErrProcessGone) {
+		t.Fatalf("ReadProc(missing root) error = %v, want an error that is not ErrProcessGone", err)
+	}
+}
+
+// TestReadProcRealTree reads the copy of a real mariadbd's /proc files in
+// testdata (see testdata/README.md).
+func TestReadProcRealTree(t *testing.T) {
+	got, err := ReadProc("testdata/proc/mariadbd", 24122)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Time = time.Time{}
+	want := ProcSnapshot{UserTicks: 252, SystemTicks: 189, ClockTicks: 100, Voluntary: 43668, Involuntary: 18661,
+		Threads: 17, ReadOps: 486, WriteOps: 2355, ReadBytes: 2969600, WriteBytes: 15671296, IOAvailable: true}
+	if *got != want {
+		t.Errorf("ReadProc(mariadbd copy) = %+v, want %+v", *got, want)
+	}
+}
+
+func TestReadProcLive(t *testing.T) {
+	pid := os.Getpid()
+	before, err := ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Threads < 1 || before.ClockTicks != DefaultClockTicks || !before.IOAvailable {
+		t.Errorf("ReadProc(self) = %+v: want threads, clock ticks %d and I/O figures", before, DefaultClockTicks)
+	}
+	if before.Voluntary+before.Involuntary == 0 {
+		t.Errorf("ReadProc(self) = %+v: no context switches at all", before)
+	}
+	if before.ReadOps == 0 {
+		t.Errorf("ReadProc(self) = %+v: no read system calls (the test binary has read files)", before)
+	}
+
+	// Burn about 300ms of CPU on every thread we start, and sleep a little
+	// for voluntary switches.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+		if x%1e6 == 0 {
+			runtime.Gosched()
+		}
+	}
+	for range 5 {
+		time.Sleep(time.Millisecond)
+	}
+	after, err := ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Diff(before, after)
+	if w.Seconds < 0.3 || w.Seconds > 10 {
+		t.Errorf("Diff().Seconds = %v, want about 0.3", w.Seconds)
+	}
+	if w.CPU() < 0.15 || w.CPU() > w.Seconds*float64(runtime.NumCPU())+0.1 {
+		t.Errorf("Diff().CPU() = %v over %v s, want at least 0.15 s", w.CPU(), w.Seconds)
+	}
+	if w.ReadOps == 0 {
+		t.Errorf("Diff() = %+v: no read system calls in the window (ReadProc itself reads)", w)
+	}
+
+	// A process that has exited and been reaped.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	if _, err := ReadProc("/proc", cmd.Process.Pid); !errors.Is(err, ErrProcessGone) {
+		t.Errorf("ReadProc(reaped pid %d) error = %v, want ErrProcessGone", cmd.Process.Pid, err)
+	}
+}

@@ -1,0 +1,209 @@
+package workload
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrNoSysbenchReport is wrapped by ParseSysbench's error when the text
+// has no complete summary: sysbench failed or was stopped before printing
+// it, or the text was cut.
+var ErrNoSysbenchReport = errors.New("no complete sysbench report")
+
+// SysbenchReport is the summary sysbench 1.0.x prints at the end of a
+// "run" of a database test. Counts cover the whole run; rates are per
+// second of TotalTime, as sysbench computes them.
+type SysbenchReport struct {
+	// Threads is "Number of threads" (0 when the header is not there).
+	Threads int
+	// TotalTime is "total time" in seconds.
+	TotalTime float64
+	// Transactions, Queries and the kinds of queries (Reads, Writes, Other).
+	Transactions, Queries, Reads, Writes, Other int64
+	// TPS and QPS are the "per sec." rates of transactions and queries.
+	TPS, QPS float64
+	// Latency of an event (a transaction) in milliseconds: min, avg, max,
+	// the Percentile-th percentile and the sum over all events.
+	LatencyMinMs, LatencyAvgMs, LatencyMaxMs, LatencyP95Ms, LatencySumMs float64
+	// Percentile says which percentile LatencyP95Ms is (sysbench
+	// --percentile, 95 by default); 0 when percentile stats were disabled.
+	Percentile int
+	// IgnoredErrors and Reconnects are the counts of the same names.
+	IgnoredErrors, Reconnects int64
+}
+
+// The sections of sysbench's summary.
+const (
+	sectionSQL     = "SQL statistics"
+	sectionGeneral = "General statistics"
+	sectionLatency = "Latency (ms)"
+)
+
+// ParseSysbench parses the output of `sysbench TEST run` (1.0.x): the
+// header, any interim reports and the summary. It needs the "SQL
+// statistics", "General statistics" and "Latency (ms)" sections; without
+// them the error wraps ErrNoSysbenchReport, names the missing section or
+// line and quotes sysbench's first FATAL lines if there are any. Errors
+// reading r are wrapped. On error the report is nil.
+func ParseSysbench(r io.Reader) (*SysbenchReport, error) {
+	var (
+		rep     SysbenchReport
+		section string
+		fatal   []string
+		seen    = map[string]bool{}
+		// found records the lines read, by section and key.
+		found = map[string]bool{}
+	)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		trimmed := strings.TrimSpace(text)
+		if trimmed == "" {
+			continue
+		}
+		if len(fatal) < 3 && strings.HasPrefix(trimmed, "FATAL:") {
+			fatal = append(fatal, trimmed)
+		}
+		if text[0] != ' ' && text[0] != '\t' {
+			// A section heading ("SQL statistics:") or a top-level line.
+			section = ""
+			if name, ok := strings.CutSuffix(trimmed, ":"); ok {
+				section = name
+				seen[name] = true
+			}
+			if v, ok := strings.CutPrefix(trimmed, "Number of threads:"); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("sysbench output line %d: %w: number of threads %q", line, ErrNoSysbenchReport, strings.TrimSpace(v))
+				}
+				rep.Threads = n
+			}
+			continue
+		}
+		key, val, ok := strings.Cut(trimmed, ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		if err := rep.set(section, key, val); err != nil {
+			return nil, fmt.Errorf("sysbench output line %d: %w: %w", line, ErrNoSysbenchReport, err)
+		}
+		found[section+"\x00"+key] = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("sysbench output: %w", err)
+	}
+	missing := func(what string) error {
+		if len(fatal) > 0 {
+			return fmt.Errorf("sysbench output: %w: %s; sysbench said: %s", ErrNoSysbenchReport, what, strings.Join(fatal, " | "))
+		}
+		return fmt.Errorf("sysbench output: %w: %s", ErrNoSysbenchReport, what)
+	}
+	for _, s := range []string{sectionSQL, sectionGeneral, sectionLatency} {
+		if !seen[s] {
+			return nil, missing(fmt.Sprintf("no %q section", s))
+		}
+	}
+	for _, need := range [][2]string{
+		{sectionSQL, "transactions"}, {sectionSQL, "queries"},
+		{sectionGeneral, "total time"},
+		{sectionLatency, "min"}, {sectionLatency, "avg"}, {sectionLatency, "max"}, {sectionLatency, "sum"},
+	} {
+		if !found[need[0]+"\x00"+need[1]] {
+			return nil, missing(fmt.Sprintf("no %q line in %q", need[1], need[0]))
+		}
+	}
+	if rep.TPS == 0 && rep.TotalTime > 0 {
+		rep.TPS = float64(rep.Transactions) / rep.TotalTime
+	}
+	if rep.QPS == 0 && rep.TotalTime > 0 {
+		rep.QPS = float64(rep.Queries) / rep.TotalTime
+	}
+	return &rep, nil
+}
+
+// set stores the value of one "key: value" line of a section.
+func (rep *SysbenchReport) set(section, key, val string) error {
+	switch section {
+	case sectionSQL:
+		switch key {
+		case "read":
+			return parseCount(key, val, &rep.Reads, nil)
+		case "write":
+			return parseCount(key, val, &rep.Writes, nil)
+		case "other":
+			return parseCount(key, val, &rep.Other, nil)
+		case "transactions":
+			return parseCount(key, val, &rep.Transactions, &rep.TPS)
+		case "queries":
+			return parseCount(key, val, &rep.Queries, &rep.QPS)
+		case "ignored errors":
+			return parseCount(key, val, &rep.IgnoredErrors, nil)
+		case "reconnects":
+			return parseCount(key, val, &rep.Reconnects, nil)
+		}
+	case sectionGeneral:
+		if key == "total time" {
+			return parseFloat(key, strings.TrimSuffix(val, "s"), &rep.TotalTime)
+		}
+	case sectionLatency:
+		switch key {
+		case "min":
+			return parseFloat(key, val, &rep.LatencyMinMs)
+		case "avg":
+			return parseFloat(key, val, &rep.LatencyAvgMs)
+		case "max":
+			return parseFloat(key, val, &rep.LatencyMaxMs)
+		case "sum":
+			return parseFloat(key, val, &rep.LatencySumMs)
+		case "percentile stats": // "percentile stats: disabled" (--percentile=0)
+			rep.Percentile, rep.LatencyP95Ms = 0, 0
+			return nil
+		}
+		if p, ok := strings.CutSuffix(key, "th percentile"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 1 || n > 100 {
+				return fmt.Errorf("percentile %q is not 1 to 100", p)
+			}
+			rep.Percentile = n
+			return parseFloat(key, val, &rep.LatencyP95Ms)
+		}
+	}
+	return nil
+}
+
+// parseCount parses "98341  (8193.88 per sec.)": the count, and the rate
+// into rate when it is not nil and the rate is there.
+func parseCount(key, val string, count *int64, rate *float64) error {
+	fields := strings.Fields(val)
+	if len(fields) == 0 {
+		return fmt.Errorf("%s: no value", key)
+	}
+	n, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s: %q is not a count", key, fields[0])
+	}
+	*count = n
+	if rate == nil || len(fields) < 2 || !strings.HasPrefix(fields[1], "(") {
+		return nil
+	}
+	return parseFloat(key+" per second", strings.TrimPrefix(fields[1], "("), rate)
+}
+
+// parseFloat parses a finite, non-negative number.
+func parseFloat(key, val string, dst *float64) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Errorf("%s: %q is not a number", key, val)
+	}
+	*dst = f
+	return nil
+}

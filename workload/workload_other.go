@@ -1,0 +1,34 @@
+//go:build !linux
+
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// groupSignal is a signal sent to a Run's process group.
+type groupSignal int
+
+const (
+	sigInterrupt groupSignal = iota + 1
+	sigKill
+)
+
+// ReadProc reads /proc, which only Linux has: here it returns an error
+// wrapping errors.ErrUnsupported.
+func ReadProc(procRoot string, pid int) (*ProcSnapshot, error) {
+	return nil, fmt.Errorf("read process %d: %w on this system", pid, errors.ErrUnsupported)
+}
+
+// Start runs workloads in process groups on Linux only: here it returns an
+// error wrapping errors.ErrUnsupported.
+func Start(ctx context.Context, args []string, log io.Writer) (*Run, error) {
+	return nil, fmt.Errorf("start workload: %w on this system", errors.ErrUnsupported)
+}
+
+func (r *Run) signalGroup(sig groupSignal) error {
+	return fmt.Errorf("workload %s: signal: %w", r.name, errors.ErrUnsupported)
+}
