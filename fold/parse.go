@@ -39,6 +39,7 @@ type PerfOptions struct {
 	// EventFilter keeps only samples of this event; "" means the first
 	// event seen, as stackcollapse-perf.pl does.
 	EventFilter string
+	NoKernel    bool // drop kernel frames ([kernel.kallsyms], vmlinux, modules "[...]" that are kernel) from stacks; flamediff's own option, not stackcollapse-perf.pl's
 }
 
 // ErrSyntax is wrapped by every ParseError.

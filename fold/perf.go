@@ -232,6 +232,23 @@ func isJITMap(mod string) bool {
 	}
 }
 
+// isKernelModule is stackcollapse-perf.pl's kernel test,
+// mod =~ m/(^\[|vmlinux$)/ && mod !~ /unknown/, less the bracketed
+// mappings perf names that are user-space code or data ([vdso],
+// [vsyscall], [heap], [stack], [anon...], [uprobes], [jit...]): their frames
+// are the process's own and stay when NoKernel drops kernel frames.
+func isKernelModule(mod string) bool {
+	if !(strings.HasPrefix(mod, "[") || strings.HasSuffix(mod, "vmlinux")) || strings.Contains(mod, "unknown") {
+		return false
+	}
+	for _, u := range []string{"[vdso", "[vsyscall", "[heap", "[stack", "[anon", "[uprobes", "[jit"} {
+		if strings.HasPrefix(mod, u) {
+			return false
+		}
+	}
+	return true
+}
+
 // frameGroup is what one perf script stack line contributes to a stack:
 // n frames (several when perf shows inlined functions as "a->b"), joined by ';'.
 type frameGroup struct {
@@ -247,6 +264,9 @@ func transformFrame(pc, rawfunc, mod []byte, opts *PerfOptions, java bool) (g fr
 		return frameGroup{}, true // "next if $rawfunc =~ /^\(/": process names
 	}
 	modS := string(mod)
+	if opts.NoKernel && isKernelModule(modS) {
+		return frameGroup{}, true
+	}
 	kernel := opts.Kernel || opts.All
 	jit := opts.JIT || opts.All
 	var out []string
@@ -427,7 +447,7 @@ func (st *perfState) header(line, comm, pid, tid []byte, lineNo int) bool {
 		}
 		// Perl: $period = $1; if (not $period) { $period = 1 }: "" and "0"
 		// are false, "00" is true and numerically 0.
-		if len(per) > 0 && !(len(per) == 1 && per[0] == '0') {
+		if len(per) > 0 && (len(per) != 1 || per[0] != '0') {
 			v, err := strconv.ParseInt(string(per), 10, 64)
 			if err != nil {
 				return st.skip(line, lineNo, "sample period does not fit in 64 bits")

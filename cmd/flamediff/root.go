@@ -58,6 +58,7 @@ difference between versions.`,
 		newReportCmd(s, nil),
 		newDiffCmd(s, nil),
 		newMapCmd(s),
+		newRecordCmd(s, nil),
 	)
 	return root
 }

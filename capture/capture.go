@@ -1,0 +1,114 @@
+// Package capture samples the on-CPU call stacks of one running process
+// (a mysqld or mariadbd server) and hands them over as a *fold.Profile. It
+// also finds the server process to sample (FindServer, FindProcesses,
+// ReadPIDFile).
+//
+// The perf sampler (NewPerf) runs Linux's perf record against the process
+// and folds perf script's output with fold.ParsePerfScript, so its stacks
+// are those stackcollapse-perf.pl would print. Sampling needs Linux: on other
+// systems every function returns an error wrapping errors.ErrUnsupported.
+//
+// Errors that a caller can act on wrap the sentinels below; test them with
+// errors.Is. Their messages say what to do.
+package capture
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// Sentinel errors, wrapped with context (and perf's own words) by the
+// functions of this package.
+var (
+	// ErrPermission: this user may not sample the process (not root and
+	// kernel.perf_event_paranoid too high, or the process belongs to
+	// another user). Run as root or lower the setting:
+	// sysctl kernel.perf_event_paranoid=1.
+	ErrPermission = errors.New("not permitted to sample")
+	// ErrNotInstalled: the sampler (perf) is missing or does not run; on
+	// Debian and Ubuntu install it with apt-get install linux-perf
+	// (linux-tools-$(uname -r) on Ubuntu).
+	ErrNotInstalled = errors.New("sampler not installed")
+	// ErrProcessGone: the process to sample does not exist (any more).
+	ErrProcessGone = errors.New("target process is gone")
+	// ErrAmbiguous: more than one process matches; pick one by PID.
+	ErrAmbiguous = errors.New("more than one matching process")
+	// ErrNoProcess: no process matches.
+	ErrNoProcess = errors.New("no matching process")
+)
+
+// Options for a sampler. The zero value samples on cpu-clock at 99 Hz with
+// frame-pointer call graphs, drops kernel frames and removes perf.data
+// after folding it.
+type Options struct {
+	FrequencyHz int    // samples per second per thread; default 99
+	CallGraph   string // "fp" (default) or "dwarf"
+	// Kernel keeps kernel frames (with stackcollapse-perf.pl's "_[k]"
+	// suffix). By default they are dropped and their samples are
+	// attributed to the user-space frames beneath them (the caller of the
+	// system call).
+	Kernel  bool
+	Event   string // perf event; default "cpu-clock"
+	WorkDir string // directory for perf.data; a new temporary directory when ""
+	// KeepRaw keeps perf.data after folding (Result.RawPath); otherwise it
+	// is removed (and the temporary directory with it).
+	KeepRaw bool
+	// Stderr receives the sampler's own diagnostics (perf's stderr) as
+	// they come; nil discards them (the tail still appears in errors).
+	Stderr io.Writer
+}
+
+// Result is what one sampling window produced.
+type Result struct {
+	// Profile holds the folded stacks. Unit is fold.UnitSamples: every
+	// stack's Value is a number of samples (perf script is run without the
+	// period field, so values do not depend on the event's period and
+	// Profile.Total() == Profile.Samples). Frames[0] is the thread name
+	// (comm), as stackcollapse-perf.pl writes it; Event is the perf event.
+	Profile *fold.Profile
+	// Samples is the number of samples taken: what perf record reports
+	// ("Captured and wrote ... (N samples)"), else Profile.Samples.
+	Samples int64
+	// Lost counts samples (perf: chunks of samples) the kernel dropped
+	// because perf could not keep up, as perf reports them; 0 when none
+	// were reported.
+	Lost     int64
+	RawPath  string // perf.data when Options.KeepRaw, else ""
+	Sampler  string // "perf"
+	Warnings []string
+}
+
+// Sampler samples one process. A Sampler is used once: Start, then Stop.
+type Sampler interface {
+	// Name returns the sampler's name ("perf").
+	Name() string
+	// Start begins sampling pid and returns once sampling is running (the
+	// sampler has its events enabled), or with an error wrapping
+	// ErrPermission, ErrNotInstalled or ErrProcessGone with context and
+	// the sampler's own last words. When ctx is cancelled while sampling,
+	// sampling stops; Stop then folds what was sampled so far.
+	Start(ctx context.Context, pid int, opts Options) error
+	// Stop ends sampling and folds what was sampled. It works after the
+	// target died (whatever was sampled is returned, with a warning). It
+	// blocks while the sampler writes its data and the stacks are folded;
+	// cancelling ctx kills the sampler and returns ctx's error. Calling it
+	// again returns the same result and error.
+	Stop(ctx context.Context) (*Result, error)
+	// SamplesSoFar is a best-effort count of samples taken so far, for
+	// progress display (an estimate from the size of perf.data), 0 when
+	// unknown.
+	SamplesSoFar() int64
+}
+
+// Process is a running process found in a proc tree.
+type Process struct {
+	PID     int
+	Comm    string   // /proc/PID/comm (at most 15 bytes)
+	Cmdline []string // /proc/PID/cmdline, split at NUL bytes
+}
+
+// serverNames are the process names FindServer looks for.
+var serverNames = []string{"mariadbd", "mysqld"}

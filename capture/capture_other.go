@@ -1,0 +1,47 @@
+//go:build !linux
+
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+func unsupported(what string) error {
+	return fmt.Errorf("capture: %s needs Linux: %w", what, errors.ErrUnsupported)
+}
+
+// Perf is the perf record sampler; on this system it only returns errors.
+type Perf struct{ Path string }
+
+// NewPerf returns a sampler whose methods fail with errors.ErrUnsupported.
+func NewPerf() Sampler { return &Perf{} }
+
+// Name returns "perf".
+func (p *Perf) Name() string { return "perf" }
+
+// Start fails: perf runs on Linux only.
+func (p *Perf) Start(context.Context, int, Options) error { return unsupported("perf") }
+
+// Stop fails: perf runs on Linux only.
+func (p *Perf) Stop(context.Context) (*Result, error) { return nil, unsupported("perf") }
+
+// SamplesSoFar returns 0.
+func (p *Perf) SamplesSoFar() int64 { return 0 }
+
+// CheckPerf fails: perf runs on Linux only.
+func CheckPerf() error { return unsupported("perf") }
+
+// FindProcesses fails: it reads a Linux proc tree.
+func FindProcesses(procRoot string, names ...string) ([]Process, error) {
+	return nil, unsupported("finding processes")
+}
+
+// FindServer fails: it reads a Linux proc tree.
+func FindServer(procRoot string) (Process, error) {
+	return Process{}, unsupported("finding the server")
+}
+
+// ReadPIDFile fails on this system.
+func ReadPIDFile(path string) (int, error) { return 0, unsupported("reading a pid file") }

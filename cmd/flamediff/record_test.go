@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/mariadbtest"
+)
+
+func TestRecordFlags(t *testing.T) {
+	dir := t.TempDir()
+	nonEmpty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(nonEmpty, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, o *RecordOptions)
+	}{
+		{name: "defaults with workload", args: []string{"--out", dir, "--", "sysbench", "x", "run"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.Freq != 99 || o.CallGraph != "fp" || o.Warmup != 5*time.Second || o.Sampler != "perf" {
+					t.Errorf("defaults = freq %d, call graph %q, warmup %s, sampler %q", o.Freq, o.CallGraph, o.Warmup, o.Sampler)
+				}
+				if strings.Join(o.Workload, " ") != "sysbench x run" {
+					t.Errorf("workload = %q", o.Workload)
+				}
+				if len(o.OpsCounter) != 1 || o.OpsCounter[0] != "Questions" {
+					t.Errorf("ops counter = %q", o.OpsCounter)
+				}
+			}},
+		{name: "no out", args: []string{"--duration", "1s"}, wantErr: "--out DIR is required"},
+		{name: "no duration without workload", args: []string{"--out", dir}, wantErr: "give --duration"},
+		{name: "two targets", args: []string{"--out", dir, "--pid", "1", "--process", "x", "--duration", "1s"}, wantErr: "one of --pid"},
+		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: "want fp or dwarf"},
+		{name: "bad freq", args: []string{"--out", dir, "--freq", "0", "--duration", "1s"}, wantErr: "want 1 to 10000 Hz"},
+		{name: "bad sampler", args: []string{"--out", dir, "--sampler", "bpf", "--duration", "1s"}, wantErr: "want perf or auto"},
+		{name: "socket and dsn", args: []string{"--out", dir, "--socket", "s", "--dsn", "d", "--duration", "1s"}, wantErr: "not both"},
+		{name: "out not empty", args: []string{"--out", nonEmpty, "--duration", "1s"}, wantErr: "is not empty"},
+		{name: "args before dash", args: []string{"--out", dir, "stray", "--", "sysbench"}, wantErr: "no arguments before --"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *RecordOptions
+			s := &streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			cmd := newRecordCmd(s, func(o *RecordOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("record %q: err = %v, want it to contain %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("record %q: %v", tt.args, err)
+			}
+			tt.check(t, got)
+		})
+	}
+}
+
+func TestSysbenchTime(t *testing.T) {
+	tests := []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"sysbench", "oltp_read_only", "--time=30", "run"}, 30 * time.Second},
+		{[]string{"/usr/bin/sysbench", "--time", "12", "oltp_read_only", "run"}, 12 * time.Second},
+		{[]string{"sysbench", "oltp_read_only", "run"}, 10 * time.Second},
+		{[]string{"sysbench", "--time=0", "run"}, 0},
+		{[]string{"sh", "-c", "--time=30"}, 0},
+		{nil, 0},
+	}
+	for _, tt := range tests {
+		if got := sysbenchTime(tt.args); got != tt.want {
+			t.Errorf("sysbenchTime(%q) = %s, want %s", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestLabelFromVersion(t *testing.T) {
+	for _, tt := range []struct{ v, dir, want string }{
+		{"10.11.19-MariaDB-0+deb12u1", "x", "10.11"},
+		{"8.0.40", "x", "8.0"},
+		{"11.8.9-MariaDB-log", "x", "11.8"},
+		{"", "/tmp/runs/base/", "base"},
+	} {
+		if got := labelFromVersion(tt.v, tt.dir); got != tt.want {
+			t.Errorf("labelFromVersion(%q, %q) = %q, want %q", tt.v, tt.dir, got, tt.want)
+		}
+	}
+}
+
+// requirePerf skips unless perf can sample other processes here.
+func requirePerf(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("record tests need root to sample another process with perf")
+	}
+	if err := capture.CheckPerf(); err != nil {
+		t.Skipf("perf cannot sample here: %v", err)
+	}
+}
+
+func readRun(t *testing.T, dir string) (*fold.Meta, string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
+	if err != nil {
+		t.Fatalf("run directory: %v", err)
+	}
+	defer f.Close()
+	m, err := fold.ParseMeta(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, _ := os.ReadFile(filepath.Join(dir, fold.StacksFile))
+	return m, string(stacks)
+}
+
+func within(got, want, frac float64) bool {
+	if want == 0 {
+		return got == 0
+	}
+	d := (got - want) / want
+	return d <= frac && d >= -frac
+}
+
+// TestRecordMariaDB is the end-to-end test: a real MariaDB, a real sysbench
+// oltp_update_non_index run, flamediff record around it.
+func TestRecordMariaDB(t *testing.T) {
+	requirePerf(t)
+	srv := mariadbtest.Start(t, mariadbtest.Options{})
+	srv.Prepare(t, "oltp_update_non_index", 10000)
+	out := filepath.Join(t.TempDir(), "run")
+	sb := srv.Sysbench(t, "oltp_update_non_index", "--time=12", "run")
+	args := append([]string{"record", "--pid", strconv.Itoa(srv.PID), "--socket", srv.Socket,
+		"--freq", "499", "--warmup", "3s", "--margin", "2s", "--out", out, "--"}, sb...)
+	var stdout, stderr bytes.Buffer
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("flamediff %q exited %d:\n%s\nserver log:\n%s", args, code, stderr.String(), srv.ErrorLog())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	m, stacks := readRun(t, out)
+	for _, fn := range []string{"mysqld_stmt_execute", "mysql_update", "trans_commit_stmt"} {
+		if !strings.Contains(stacks, ";"+fn+";") && !strings.Contains(stacks, ";"+fn+" ") {
+			t.Errorf("stacks.folded has no %s", fn)
+		}
+	}
+	if m.Complete == nil || !*m.Complete {
+		t.Errorf("run.json complete = %v (%s), want true", m.Complete, m.Incomplete)
+	}
+	if !strings.Contains(m.ServerVersion, "MariaDB") || m.Label == "" {
+		t.Errorf("server version %q, label %q", m.ServerVersion, m.Label)
+	}
+	if m.WindowSeconds < 6 || m.WindowSeconds > 8 {
+		t.Errorf("window = %.2f s, want about 12 - 3 - 2 = 7 s", m.WindowSeconds)
+	}
+	// Operations from the server's Questions counter agree with sysbench's own report.
+	if m.WorkloadQPS == 0 || !within(m.QPS, m.WorkloadQPS, 0.10) {
+		t.Errorf("QPS from the server %.1f vs sysbench's %.1f: want within 10%%", m.QPS, m.WorkloadQPS)
+	}
+	if m.Operations == 0 || m.OpsCounter != "Questions" {
+		t.Errorf("operations %d (%s)", m.Operations, m.OpsCounter)
+	}
+	// The sampler saw the CPU the process used.
+	if !within(m.SampledCPUSeconds, m.CPUSeconds(), 0.20) {
+		t.Errorf("sampled CPU %.2f s vs accounted %.2f s: want within 20%%", m.SampledCPUSeconds, m.CPUSeconds())
+	}
+	if m.VoluntaryCtxSwitches == 0 {
+		t.Errorf("no context switches counted")
+	}
+	for _, f := range []string{"profile.pb.gz", "workload.log", "stacks.folded"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (empty or missing)", f, err)
+		}
+	}
+	// report reads it, with per-op figures.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"report", "--root", "mysqld_stmt_execute", out}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("report exited %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "µs/op") || !strings.Contains(stdout.String(), "mysqld_stmt_execute") {
+		t.Errorf("report of the run has no per-op figures or no subtree:\n%s", stdout.String())
+	}
+}
+
+// burner starts a process that burns CPU until killed.
+func burner(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// noPerfLeft fails when a perf process sampling pid still runs.
+func noPerfLeft(t *testing.T, pid int) {
+	t.Helper()
+	ps, err := capture.FindProcesses("/proc", "perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.Contains(strings.Join(p.Cmdline, " "), "-p "+strconv.Itoa(pid)) {
+			t.Errorf("perf process %d still runs: %q", p.PID, p.Cmdline)
+		}
+	}
+}
+
+func TestRecordWorkloadFails(t *testing.T) {
+	requirePerf(t)
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	var stderr bytes.Buffer
+	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "500ms", "--duration", "10s",
+		"--out", out, "--quiet", "--", "sh", "-c", "sleep 2; echo boom; exit 3"}
+	start := time.Now()
+	code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if time.Since(start) > 8*time.Second {
+		t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
+	}
+	if !strings.Contains(stderr.String(), "incomplete run written") {
+		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr.String())
+	}
+	m, stacks := readRun(t, out)
+	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
+		t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
+	}
+	if m.WorkloadExitCode == nil || *m.WorkloadExitCode != 3 {
+		t.Errorf("workload exit code = %v, want 3", m.WorkloadExitCode)
+	}
+	if stacks == "" || m.Samples == 0 {
+		t.Errorf("the samples taken before the failure were not kept (samples %d)", m.Samples)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, "workload.log"))
+	if !strings.Contains(string(log), "boom") {
+		t.Errorf("workload.log = %q, want the workload's output", log)
+	}
+	noPerfLeft(t, target.Process.Pid)
+}
+
+func TestRecordTargetDies(t *testing.T) {
+	requirePerf(t)
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		_ = target.Process.Kill()
+	}()
+	var stderr bytes.Buffer
+	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "20s", "--freq", "199", "--out", out, "--quiet"}
+	code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	m, stacks := readRun(t, out)
+	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
+		t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
+	}
+	if m.Samples < 100 || !strings.Contains(stacks, "sh") {
+		t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
+	}
+	noPerfLeft(t, target.Process.Pid)
+}
+
+// TestRecordInterrupt sends SIGINT to a real flamediff binary mid-window.
+func TestRecordInterrupt(t *testing.T) {
+	requirePerf(t)
+	bin := filepath.Join(t.TempDir(), "flamediff")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "record", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out, "--quiet")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("flamediff after SIGINT: %v, want exit status 1; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("flamediff did not stop within 20 s of SIGINT; stderr:\n%s", stderr.String())
+	}
+	m, stacks := readRun(t, out)
+	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
+		t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
+	}
+	if m.Samples < 100 || stacks == "" {
+		t.Errorf("samples = %d: the ~3 s sampled before Ctrl-C were not kept", m.Samples)
+	}
+	var raw map[string]any
+	data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
+	}
+	noPerfLeft(t, target.Process.Pid)
+}
