@@ -36,7 +36,7 @@ const paranoidFix = "run flamediff as root, or allow sampling with: sysctl kerne
 // checkAccess is CheckPerf's permission rule, a pure function of its input.
 func checkAccess(a access) error {
 	if a.ParanoidErr != nil {
-		return fmt.Errorf("this kernel offers no perf events (%v): %w", a.ParanoidErr, errors.ErrUnsupported)
+		return fmt.Errorf("this kernel offers no perf events (%w): %w", a.ParanoidErr, errors.ErrUnsupported)
 	}
 	if a.EUID == 0 || a.has(capSysAdmin) {
 		return nil
@@ -101,13 +101,13 @@ func lookPerf(ctx context.Context, path string) (string, error) {
 	}
 	full, err := exec.LookPath(path)
 	if err != nil {
-		return "", fmt.Errorf("perf not found (%v); %s: %w", err, installFix, ErrNotInstalled)
+		return "", fmt.Errorf("perf not found (%w); %s: %w", err, installFix, ErrNotInstalled)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, full, "version").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%s version: %v: %s; %s: %w", full, err, tail(string(out), 3), installFix, ErrNotInstalled)
+		return "", fmt.Errorf("%s version: %w: %s; %s: %w", full, err, tail(string(out), 3), installFix, ErrNotInstalled)
 	}
 	return full, nil
 }

@@ -195,7 +195,7 @@ func (r *perfRun) start(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		ctlW.Close()
 		ackR.Close()
-		return fmt.Errorf("perf: start %s: %v: %w", r.perfPath, err, ErrNotInstalled)
+		return fmt.Errorf("perf: start %s: %w: %w", r.perfPath, err, ErrNotInstalled)
 	}
 	r.cmd = cmd
 	go func() {
@@ -267,7 +267,7 @@ func (r *perfRun) startError(ackErr error) error {
 
 // signal sends sig to perf's process group.
 func (r *perfRun) signal(sig syscall.Signal) {
-	syscall.Kill(-r.cmd.Process.Pid, sig) // ESRCH: already gone
+	_ = syscall.Kill(-r.cmd.Process.Pid, sig) // ESRCH: already gone
 }
 
 // kill ends perf record at once and waits for it.
@@ -327,7 +327,7 @@ func (r *perfRun) cleanup(keep bool) {
 		return
 	}
 	if r.ownDir {
-		os.RemoveAll(r.dir)
+		_ = os.RemoveAll(r.dir)
 	} else {
 		os.Remove(r.data)
 	}
@@ -415,7 +415,7 @@ func (r *perfRun) stop(ctx context.Context) (*Result, error) {
 func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 	fi, err := os.Stat(r.data)
 	if err != nil {
-		return nil, fmt.Errorf("perf: no perf.data after sampling (%v): %s", err, tail(r.stderr.String(), 5))
+		return nil, fmt.Errorf("perf: no perf.data after sampling (%w): %s", err, tail(r.stderr.String(), 5))
 	}
 	res := &Result{Sampler: "perf"}
 	if fi.Size() == 0 {
@@ -435,13 +435,13 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 		return nil, fmt.Errorf("perf: script: %w", err)
 	}
 	prof, perr := fold.ParsePerfScript(out, fold.PerfOptions{Kernel: r.opts.Kernel, NoKernel: !r.opts.Kernel}, false)
-	io.Copy(io.Discard, out) // let perf script finish if folding stopped early
+	_, _ = io.Copy(io.Discard, out) // let perf script finish if folding stopped early
 	werr := cmd.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("perf: stop: %w", err)
 	}
 	if werr != nil {
-		return nil, fmt.Errorf("perf: script: %v: %s", werr, tail(serr.String(), 5))
+		return nil, fmt.Errorf("perf: script: %w: %s", werr, tail(serr.String(), 5))
 	}
 	if perr != nil {
 		return nil, fmt.Errorf("perf: fold perf script output: %w", perr)

@@ -30,7 +30,7 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
 	}
 	if t.w != nil {
-		t.w.Write(p) // diagnostics only: a failing copy must not stop perf
+		_, _ = t.w.Write(p) // diagnostics only: a failing copy must not stop perf
 	}
 	return len(p), nil
 }

@@ -238,7 +238,7 @@ func isJITMap(mod string) bool {
 // [vsyscall], [heap], [stack], [anon...], [uprobes], [jit...]): their frames
 // are the process's own and stay when NoKernel drops kernel frames.
 func isKernelModule(mod string) bool {
-	if !(strings.HasPrefix(mod, "[") || strings.HasSuffix(mod, "vmlinux")) || strings.Contains(mod, "unknown") {
+	if (!strings.HasPrefix(mod, "[") && !strings.HasSuffix(mod, "vmlinux")) || strings.Contains(mod, "unknown") {
 		return false
 	}
 	for _, u := range []string{"[vdso", "[vsyscall", "[heap", "[stack", "[anon", "[uprobes", "[jit"} {
