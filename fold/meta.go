@@ -81,7 +81,11 @@ type Meta struct {
 	EndTime   string `json:"end_time,omitempty"`
 	// Figures from the workload's own report (sysbench), for the whole run,
 	// not only the window.
-	WorkloadQPS          float64 `json:"workload_qps,omitempty"`
+	WorkloadQPS float64 `json:"workload_qps,omitempty"`
+	// WorkloadWindowQPS is the workload's own QPS over the sampling window
+	// (sysbench --report-interval reports wholly inside it), to check the
+	// server's operation count against.
+	WorkloadWindowQPS    float64 `json:"workload_window_qps,omitempty"`
 	WorkloadTPS          float64 `json:"workload_tps,omitempty"`
 	WorkloadLatencyAvgMs float64 `json:"workload_latency_avg_ms,omitempty"`
 	WorkloadLatencyP95Ms float64 `json:"workload_latency_p95_ms,omitempty"`

@@ -35,6 +35,65 @@ type SysbenchReport struct {
 	Percentile int
 	// IgnoredErrors and Reconnects are the counts of the same names.
 	IgnoredErrors, Reconnects int64
+	// Intervals are the interim reports of `--report-interval=N`, in order.
+	Intervals []SysbenchInterval
+}
+
+// SysbenchInterval is one interim report line:
+// "[ 5s ] thds: 1 tps: 1701.95 qps: 1701.95 (r/w/o: ...) lat (ms,95%): 1.10 ...".
+type SysbenchInterval struct {
+	// At is the end of the interval, in seconds since sysbench started
+	// its threads; the interval is the Every seconds before it.
+	At, Every float64
+	Threads   int
+	TPS, QPS  float64
+}
+
+// QPSBetween returns the mean QPS of the interim reports whose intervals
+// lie wholly within [from, to] seconds since sysbench started, and how many
+// seconds they cover (0 when none does).
+func (rep *SysbenchReport) QPSBetween(from, to float64) (qps, covered float64) {
+	var ops float64
+	for _, iv := range rep.Intervals {
+		if iv.At-iv.Every >= from-1e-9 && iv.At <= to+1e-9 {
+			ops += iv.QPS * iv.Every
+			covered += iv.Every
+		}
+	}
+	if covered == 0 {
+		return 0, 0
+	}
+	return ops / covered, covered
+}
+
+// parseInterval parses an interim report line, or returns false.
+func parseInterval(line string, prevAt float64) (SysbenchInterval, bool) {
+	rest, ok := strings.CutPrefix(line, "[")
+	if !ok {
+		return SysbenchInterval{}, false
+	}
+	at, rest, ok := strings.Cut(rest, "s ]")
+	if !ok {
+		return SysbenchInterval{}, false
+	}
+	var iv SysbenchInterval
+	var err error
+	if iv.At, err = strconv.ParseFloat(strings.TrimSpace(at), 64); err != nil || iv.At <= prevAt {
+		return SysbenchInterval{}, false
+	}
+	iv.Every = iv.At - prevAt
+	f := strings.Fields(rest)
+	for i := 0; i+1 < len(f); i++ {
+		switch f[i] {
+		case "thds:":
+			iv.Threads, _ = strconv.Atoi(f[i+1])
+		case "tps:":
+			iv.TPS, _ = strconv.ParseFloat(f[i+1], 64)
+		case "qps:":
+			iv.QPS, _ = strconv.ParseFloat(f[i+1], 64)
+		}
+	}
+	return iv, true
 }
 
 // The sections of sysbench's summary.
@@ -71,6 +130,16 @@ func ParseSysbench(r io.Reader) (*SysbenchReport, error) {
 		}
 		if len(fatal) < 3 && strings.HasPrefix(trimmed, "FATAL:") {
 			fatal = append(fatal, trimmed)
+		}
+		if text[0] == '[' {
+			prev := 0.0
+			if n := len(rep.Intervals); n > 0 {
+				prev = rep.Intervals[n-1].At
+			}
+			if iv, ok := parseInterval(trimmed, prev); ok {
+				rep.Intervals = append(rep.Intervals, iv)
+			}
+			continue
 		}
 		if text[0] != ' ' && text[0] != '\t' {
 			// A section heading ("SQL statistics:") or a top-level line.

@@ -190,6 +190,8 @@ type recorder struct {
 	sampler capture.Sampler
 	server  *workload.Server
 	pid     int
+	// runStart is when the workload started (sysbench's clock, roughly).
+	runStart time.Time
 }
 
 func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
@@ -327,6 +329,7 @@ func (r *recorder) record(ctx context.Context) error {
 			return fmt.Errorf("record: workload: %w", err)
 		}
 		r.run = run
+		r.runStart = time.Now()
 		r.progress("workload started (pid %d); warming up for %s", run.PID(), o.Warmup)
 		select {
 		case <-time.After(o.Warmup):
@@ -445,6 +448,9 @@ func (r *recorder) record(ctx context.Context) error {
 		if rep, err := workload.ParseSysbench(bytes.NewReader(r.run.Output())); err == nil {
 			r.meta.WorkloadQPS, r.meta.WorkloadTPS = rep.QPS, rep.TPS
 			r.meta.WorkloadLatencyAvgMs, r.meta.WorkloadLatencyP95Ms, r.meta.WorkloadLatencyMaxMs = rep.LatencyAvgMs, rep.LatencyP95Ms, rep.LatencyMaxMs
+			if q, cov := rep.QPSBetween(start.Sub(r.runStart).Seconds(), end.Sub(r.runStart).Seconds()); cov > 0 {
+				r.meta.WorkloadWindowQPS = q
+			}
 			if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 {
 				r.meta.Operations = int64(rep.QPS*r.meta.WindowSeconds + 0.5)
 				r.meta.OpsCounter = "sysbench queries (QPS x window)"
@@ -570,6 +576,9 @@ func (r *recorder) summary(res *capture.Result) {
 	if m.Operations > 0 {
 		fmt.Fprintf(w, "  %d operations (%s): %.1f o/s, cpu/o %.1f µs, cs/o %.2f\n",
 			m.Operations, m.OpsCounter, m.QPS, m.CPUMicrosPerOp(), m.CtxSwitchesPerOp())
+		if m.WorkloadWindowQPS > 0 {
+			fmt.Fprintf(w, "  the workload's own report for the window: %.1f o/s\n", m.WorkloadWindowQPS)
+		}
 	} else {
 		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench as the workload) for per-op figures\n")
 	}
