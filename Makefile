@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test generate bench fuzz lint fmt ci
+.PHONY: help build test generate bench bench-overhead fuzz lint fmt ci
 
 help:
-	@echo "targets: build test bench fuzz lint fmt generate ci"
+	@echo "targets: build test bench bench-overhead fuzz lint fmt generate ci"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/flamediff
@@ -22,6 +22,13 @@ test:
 # stackcollapse-perf.pl (25 MB/s, or measured live with STACKCOLLAPSE_PL=path).
 bench:
 	./bench/fold.sh
+
+# Capture overhead: sysbench QPS on a real MariaDB without sampling and with
+# perf at 99 and 999 Hz, interleaved rounds, median ratios. Needs root,
+# mariadb-server, sysbench and linux-perf. FLAMEDIFF_BENCH_PAIRS,
+# FLAMEDIFF_BENCH_SECONDS and FLAMEDIFF_BENCH_TEST tune it.
+bench-overhead:
+	$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m
 
 # A short pass of every fuzz test.
 fuzz:
