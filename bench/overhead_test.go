@@ -36,7 +36,8 @@ func median(xs []float64) float64 {
 }
 
 // BenchmarkCaptureOverhead measures sysbench QPS against a real MariaDB
-// without sampling and with perf sampling at 99 Hz and 999 Hz, in
+// without sampling and with perf sampling at 99 Hz and 999 Hz (per-thread
+// events on the server, perf record -p, and per-CPU events, perf record -a), in
 // interleaved rounds (the order rotates every round so that drift does not
 // favour one configuration), and prints the median QPS ratio of each
 // sampled configuration to the unsampled runs of the same rounds.
@@ -61,18 +62,19 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	configs := []struct {
 		name string
 		freq int // 0: no sampling
-	}{{"none", 0}, {"perf-99Hz", 99}, {"perf-999Hz", 999}}
+		all  bool
+	}{{"none", 0, false}, {"perf-99Hz", 99, false}, {"perf-999Hz", 999, false}, {"perf-a-99Hz", 99, true}, {"perf-a-999Hz", 999, true}}
 	qps := make(map[string][]float64)
 	for i := 0; i < b.N; i++ {
 		for round := 0; round < pairs; round++ {
 			for k := range configs {
 				c := configs[(k+round)%len(configs)]
-				q, err := runOnce(b, srv, test, secs, c.freq)
+				q, err := runOnce(b, srv, test, secs, c.freq, c.all)
 				if err != nil {
 					b.Fatalf("round %d, %s: %v", round+1, c.name, err)
 				}
 				qps[c.name] = append(qps[c.name], q)
-				fmt.Printf("round %d %-10s %9.1f qps\n", round+1, c.name, q)
+				fmt.Printf("round %d %-12s %9.1f qps\n", round+1, c.name, q)
 			}
 		}
 	}
@@ -83,7 +85,7 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 			ratios = append(ratios, q/qps["none"][j])
 		}
 		m := median(ratios)
-		fmt.Printf("  %-10s median %9.1f qps, median ratio to none %.4f (QPS loss %.2f%%)\n", c.name, median(qps[c.name]), m, 100*(1-m))
+		fmt.Printf("  %-12s median %9.1f qps, median ratio to none %.4f (QPS loss %.2f%%)\n", c.name, median(qps[c.name]), m, 100*(1-m))
 		if c.freq > 0 {
 			b.ReportMetric(100*(1-m), "%loss-"+c.name)
 		}
@@ -92,11 +94,11 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 
 // runOnce runs sysbench for secs seconds, sampling the server at freq Hz
 // for the whole run when freq > 0, and returns sysbench's QPS.
-func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int) (float64, error) {
+func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all bool) (float64, error) {
 	var sampler capture.Sampler
 	if freq > 0 {
 		sampler = capture.NewPerf()
-		if err := sampler.Start(context.Background(), srv.PID, capture.Options{FrequencyHz: freq}); err != nil {
+		if err := sampler.Start(context.Background(), srv.PID, capture.Options{FrequencyHz: freq, SystemWide: all}); err != nil {
 			return 0, err
 		}
 		defer func() { _, _ = sampler.Stop(context.Background()) }()

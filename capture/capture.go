@@ -50,9 +50,16 @@ type Options struct {
 	// suffix). By default they are dropped and their samples are
 	// attributed to the user-space frames beneath them (the caller of the
 	// system call).
-	Kernel  bool
-	Event   string // perf event; default "cpu-clock"
-	WorkDir string // directory for perf.data; a new temporary directory when ""
+	Kernel bool
+	// SystemWide samples every CPU (perf record -a) and keeps the target's
+	// samples when folding, instead of per-thread events on the target
+	// (perf record -p). Per-thread events are switched in and out at every
+	// context switch of the target's threads, which costs a server doing
+	// tens of thousands of them per second far more than the sampling;
+	// per-CPU events are not (see `make bench-overhead`).
+	SystemWide bool
+	Event      string // perf event; default "cpu-clock"
+	WorkDir    string // directory for perf.data; a new temporary directory when ""
 	// KeepRaw keeps perf.data after folding (Result.RawPath); otherwise it
 	// is removed (and the temporary directory with it).
 	KeepRaw bool

@@ -45,3 +45,11 @@ func FindServer(procRoot string) (Process, error) {
 
 // ReadPIDFile fails on this system.
 func ReadPIDFile(path string) (int, error) { return 0, unsupported("reading a pid file") }
+
+// DefaultEvent is the software event every Linux machine has.
+const DefaultEvent = "cpu-clock"
+
+// DetectEvent always answers cpu-clock off Linux.
+func DetectEvent(context.Context) (event, why string) {
+	return DefaultEvent, "not Linux"
+}

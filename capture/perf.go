@@ -163,9 +163,24 @@ func withDefaults(o Options) (Options, error) {
 // (acknowledgements), so Start knows when sampling runs. -N: binaries are
 // not copied into ~/.debug.
 func recordArgs(o Options, pid int, data string) []string {
-	return []string{"record", "-F", strconv.Itoa(o.FrequencyHz), "-e", o.Event,
-		"-g", "--call-graph", o.CallGraph, "-p", strconv.Itoa(pid), "-o", data,
-		"-N", "-D", "-1", "--control", "fd:3,4"}
+	target := []string{"-p", strconv.Itoa(pid)}
+	if o.SystemWide {
+		target = []string{"-a"}
+	}
+	args := []string{"record", "-F", strconv.Itoa(o.FrequencyHz), "-e", o.Event,
+		"-g", "--call-graph", o.CallGraph}
+	args = append(args, target...)
+	return append(args, "-o", data, "-N", "-D", "-1", "--control", "fd:3,4")
+}
+
+// scriptArgs are perf script's arguments; system-wide captures keep the
+// target's samples only.
+func scriptArgs(o Options, pid int, data string) []string {
+	args := []string{"script", "-i", data, "-F", scriptFields, "--no-inline"}
+	if o.SystemWide {
+		args = append(args, "--pid", strconv.Itoa(pid))
+	}
+	return args
 }
 
 func (r *perfRun) start(ctx context.Context, timeout time.Duration) error {
@@ -395,7 +410,7 @@ func (r *perfRun) stop(ctx context.Context) (*Result, error) {
 	res.Warnings = append(warnings, res.Warnings...)
 	res.Warnings = append(res.Warnings, rep.Warnings...)
 	res.Lost = max(res.Lost, rep.Lost)
-	if rep.Samples >= 0 {
+	if rep.Samples >= 0 && !r.opts.SystemWide { // system-wide: perf's count covers every process
 		res.Samples = rep.Samples
 		if rep.Samples != res.Profile.Samples {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("perf record wrote %d samples, perf script showed %d", rep.Samples, res.Profile.Samples))
@@ -422,7 +437,7 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 		return nil, fmt.Errorf("perf: perf.data is empty (perf record killed: %v): %s", killed, tail(r.stderr.String(), 5))
 	}
 	serr := newTailWriter(r.opts.Stderr, 64<<10)
-	cmd := exec.CommandContext(ctx, r.perfPath, "script", "-i", r.data, "-F", scriptFields, "--no-inline")
+	cmd := exec.CommandContext(ctx, r.perfPath, scriptArgs(r.opts, r.pid, r.data)...)
 	cmd.Dir = r.dir
 	cmd.Stderr = serr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

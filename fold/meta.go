@@ -72,6 +72,9 @@ type Meta struct {
 	LostSamples       int64   `json:"lost_samples,omitempty"`
 	// CallGraph is how stacks were walked ("fp", "dwarf").
 	CallGraph string `json:"call_graph,omitempty"`
+	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)
+	// or "thread" (events on the target's threads).
+	SamplerScope string `json:"sampler_scope,omitempty"`
 	// SamplerReason says why this sampler ran (with --sampler auto).
 	SamplerReason string `json:"sampler_reason,omitempty"`
 	// PID of the sampled process; StartTime and EndTime bound the window

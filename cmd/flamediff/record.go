@@ -28,9 +28,11 @@ type RecordOptions struct {
 	Process string
 
 	Sampler   string
+	Event     string
 	Freq      int
 	CallGraph string
 	Kernel    bool
+	PerThread bool
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -101,8 +103,10 @@ reason, and no perf or workload process is left behind.`,
 	f.StringVar(&opts.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
 	f.StringVar(&opts.Sampler, "sampler", "perf", "sampler: perf (auto: the best available, perf for now)")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
+	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
 	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
+	f.BoolVar(&opts.PerThread, "per-thread", false, "sample with events on the target's threads (perf record -p) instead of per-CPU events filtered to the target (perf record -a); per-thread events cost a server with many context switches more")
 	f.DurationVar(&opts.Warmup, "warmup", 5*time.Second, "with a workload: wait this long before sampling")
 	f.DurationVar(&opts.Duration, "duration", 0, "sampling window (default with sysbench --time=T: T - warmup - margin)")
 	f.DurationVar(&opts.Margin, "margin", 2*time.Second, "stop sampling this long before the workload's end")
@@ -137,6 +141,8 @@ func (o *RecordOptions) validate() error {
 		return usageError("--call-graph %q: want fp or dwarf", o.CallGraph)
 	case o.Sampler != "perf" && o.Sampler != "auto":
 		return usageError("--sampler %q: want perf or auto", o.Sampler)
+	case o.Event != "auto" && o.Event != "cycles" && o.Event != "cpu-clock":
+		return usageError("--event %q: want auto, cycles or cpu-clock", o.Event)
 	case o.Socket != "" && o.DSN != "":
 		return usageError("give --socket or --dsn, not both")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
@@ -208,8 +214,17 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	}
 	r.meta.FrequencyHz = float64(opts.Freq)
 	r.meta.CallGraph = opts.CallGraph
+	r.meta.SamplerScope = "cpu"
+	if opts.PerThread {
+		r.meta.SamplerScope = "thread"
+	}
 	r.meta.Unit = fold.UnitSamples
-	r.meta.Event = "cpu-clock"
+	r.meta.Event = opts.Event
+	if opts.Event == "auto" {
+		ev, why := capture.DetectEvent(ctx)
+		r.meta.Event = ev
+		r.meta.SamplerReason = strings.TrimPrefix(r.meta.SamplerReason+"; event "+ev+": "+why, "; ")
+	}
 	r.meta.Label = opts.Label
 	if len(opts.Workload) > 0 {
 		r.meta.Workload = strings.Join(opts.Workload, " ")
@@ -335,9 +350,13 @@ func (r *recorder) record(ctx context.Context) error {
 		case <-time.After(o.Warmup):
 		case <-run.Done():
 			err := run.Wait()
-			return fmt.Errorf("record: the workload ended during the %s warmup, before sampling started: %w", o.Warmup, errOr(err, "it exited 0 too early; make it run longer than --warmup"))
+			code := run.ExitCode()
+			r.meta.WorkloadExitCode = &code
+			return r.fail("the workload ended during the warmup; nothing was sampled",
+				fmt.Errorf("record: the workload ended during the %s warmup, before sampling started: %w", o.Warmup, errOr(err, "it exited 0 too early; make it run longer than --warmup")))
 		case <-ctx.Done():
-			return fmt.Errorf("record: interrupted during the warmup; nothing was sampled")
+			return r.fail("interrupted (Ctrl-C) during the warmup; nothing was sampled",
+				fmt.Errorf("record: interrupted during the warmup; nothing was sampled"))
 		}
 	}
 	window := o.Duration
@@ -359,7 +378,7 @@ func (r *recorder) record(ctx context.Context) error {
 	}
 	workDir := o.Out
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: o.Freq, CallGraph: o.CallGraph, Kernel: o.Kernel,
+		FrequencyHz: o.Freq, CallGraph: o.CallGraph, Kernel: o.Kernel, SystemWide: !o.PerThread, Event: r.meta.Event,
 		WorkDir: workDir, KeepRaw: o.KeepRaw, Stderr: io.Discard,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -576,6 +595,10 @@ func (r *recorder) summary(res *capture.Result) {
 	if m.Operations > 0 {
 		fmt.Fprintf(w, "  %d operations (%s): %.1f o/s, cpu/o %.1f µs, cs/o %.2f\n",
 			m.Operations, m.OpsCounter, m.QPS, m.CPUMicrosPerOp(), m.CtxSwitchesPerOp())
+		if ops := float64(m.Operations); m.ReadOps+m.WriteOps > 0 || m.ReadKB+m.WriteKB > 0 {
+			fmt.Fprintf(w, "  r/o %.3f, w/o %.3f (read/write calls), rKB/o %.3f, wKB/o %.3f (storage)\n",
+				float64(m.ReadOps)/ops, float64(m.WriteOps)/ops, m.ReadKB/ops, m.WriteKB/ops)
+		}
 		if m.WorkloadWindowQPS > 0 {
 			fmt.Fprintf(w, "  the workload's own report for the window: %.1f o/s\n", m.WorkloadWindowQPS)
 		}

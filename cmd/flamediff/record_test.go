@@ -337,3 +337,27 @@ func TestRecordInterrupt(t *testing.T) {
 	}
 	noPerfLeft(t, target.Process.Pid)
 }
+
+func TestRecordWorkloadEndsInWarmup(t *testing.T) {
+	requirePerf(t)
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	var stderr bytes.Buffer
+	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "5s", "--duration", "5s",
+		"--out", out, "--quiet", "--", "sh", "-c", "exit 0"}
+	start := time.Now()
+	if code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if time.Since(start) > 4*time.Second {
+		t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
+	}
+	if !strings.Contains(stderr.String(), "during the 5s warmup") {
+		t.Errorf("stderr = %q, want it to say the workload ended during the warmup", stderr.String())
+	}
+	m, _ := readRun(t, out)
+	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
+		t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
+	}
+	noPerfLeft(t, target.Process.Pid)
+}
