@@ -18,4 +18,4 @@ if [ -n "${STACKCOLLAPSE_PL:-}" ]; then
   printf 'stackcollapse-perf.pl: %.1f MB/s (measured on %d MB)\n' "$perl_mbps" "$((size / 1000000))"
 fi
 echo "$out" | awk -v perl="$perl_mbps" '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($(i) == "MB/s") { name = $1; sum[name] += $(i-1); n[name]++ } }
-  END { for (k in sum) printf "%-45s median-ish mean %7.1f MB/s  = %5.1fx stackcollapse-perf.pl (%.1f MB/s)\n", k, sum[k]/n[k], sum[k]/n[k]/perl, perl }' | sort
+  END { for (k in sum) printf "%-45s mean of %d runs %7.1f MB/s  = %5.1fx stackcollapse-perf.pl (%.1f MB/s)\n", k, n[k], sum[k]/n[k], sum[k]/n[k]/perl, perl }' | sort
