@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -196,8 +197,42 @@ type recorder struct {
 	sampler capture.Sampler
 	server  *workload.Server
 	pid     int
-	// runStart is when the workload started (sysbench's clock, roughly).
+	// runStart is when the workload started; threads notes when sysbench
+	// said "Threads started!", the zero of its interim reports' clock.
 	runStart time.Time
+	threads  *markWriter
+}
+
+// markWriter passes writes through and notes when a marker first appears.
+type markWriter struct {
+	w    io.Writer
+	mark []byte
+	mu   sync.Mutex
+	seen time.Time
+	tail []byte
+}
+
+func (m *markWriter) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	if m.seen.IsZero() {
+		buf := append(m.tail, p...)
+		if bytes.Contains(buf, m.mark) {
+			m.seen = time.Now()
+		}
+		if n := len(m.mark) - 1; len(buf) > n {
+			buf = buf[len(buf)-n:]
+		}
+		m.tail = append(m.tail[:0], buf...)
+	}
+	m.mu.Unlock()
+	return m.w.Write(p)
+}
+
+// at returns when the marker was seen, or zero.
+func (m *markWriter) at() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen
 }
 
 func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
@@ -339,7 +374,8 @@ func (r *recorder) record(ctx context.Context) error {
 		r.logFile = f
 		// The workload and the sampler outlive a Ctrl-C (ctx) until they are
 		// stopped in order, so that what was sampled can be written.
-		run, err := workload.Start(context.WithoutCancel(ctx), o.Workload, f)
+		r.threads = &markWriter{w: f, mark: []byte("Threads started!")}
+		run, err := workload.Start(context.WithoutCancel(ctx), o.Workload, r.threads)
 		if err != nil {
 			return fmt.Errorf("record: workload: %w", err)
 		}
@@ -467,7 +503,11 @@ func (r *recorder) record(ctx context.Context) error {
 		if rep, err := workload.ParseSysbench(bytes.NewReader(r.run.Output())); err == nil {
 			r.meta.WorkloadQPS, r.meta.WorkloadTPS = rep.QPS, rep.TPS
 			r.meta.WorkloadLatencyAvgMs, r.meta.WorkloadLatencyP95Ms, r.meta.WorkloadLatencyMaxMs = rep.LatencyAvgMs, rep.LatencyP95Ms, rep.LatencyMaxMs
-			if q, cov := rep.QPSBetween(start.Sub(r.runStart).Seconds(), end.Sub(r.runStart).Seconds()); cov > 0 {
+			t0 := r.runStart
+			if t := r.threads.at(); !t.IsZero() {
+				t0 = t
+			}
+			if q, cov := rep.QPSBetween(start.Sub(t0).Seconds(), end.Sub(t0).Seconds()); cov > 0 {
 				r.meta.WorkloadWindowQPS = q
 			}
 			if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 {
