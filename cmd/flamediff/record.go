@@ -511,8 +511,14 @@ func (r *recorder) record(ctx context.Context) error {
 				r.meta.WorkloadWindowQPS = q
 			}
 			if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 {
-				r.meta.Operations = int64(rep.QPS*r.meta.WindowSeconds + 0.5)
-				r.meta.OpsCounter = "sysbench queries (QPS x window)"
+				// No server counters: sysbench's own rate, over the window
+				// when its interim reports cover it, else over its run.
+				q, what := r.meta.WorkloadWindowQPS, "sysbench queries (its interim reports' QPS over the window x window)"
+				if q == 0 {
+					q, what = rep.QPS, "sysbench queries (its whole-run QPS x window)"
+				}
+				r.meta.Operations = int64(q*r.meta.WindowSeconds + 0.5)
+				r.meta.OpsCounter = what
 			}
 		}
 	}
