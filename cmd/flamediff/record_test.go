@@ -194,6 +194,23 @@ func TestRecordMariaDB(t *testing.T) {
 			t.Errorf("%s: %v (empty or missing)", f, err)
 		}
 	}
+	// Without server counters, operations come from sysbench's own report.
+	out2 := filepath.Join(t.TempDir(), "run2")
+	sb2 := srv.Sysbench(t, "oltp_update_non_index", "--time=10", "--report-interval=1", "run")
+	args2 := append([]string{"record", "--pid", strconv.Itoa(srv.PID), "--freq", "99", "--warmup", "2s",
+		"--margin", "1s", "--out", out2, "--quiet", "--"}, sb2...)
+	var stderr2 bytes.Buffer
+	if code := run(args2, strings.NewReader(""), &bytes.Buffer{}, &stderr2); code != 0 {
+		t.Fatalf("flamediff %q exited %d:\n%s", args2, code, stderr2.String())
+	}
+	m2, _ := readRun(t, out2)
+	if !strings.Contains(m2.OpsCounter, "sysbench") || m2.Operations == 0 || m2.ServerVersion != "" {
+		t.Errorf("without --socket: operations %d from %q, server version %q; want sysbench's count and no version", m2.Operations, m2.OpsCounter, m2.ServerVersion)
+	}
+	if !within(m2.QPS, m2.WorkloadWindowQPS, 0.001) {
+		t.Errorf("without --socket: QPS %.1f, want sysbench's window QPS %.1f", m2.QPS, m2.WorkloadWindowQPS)
+	}
+
 	// report reads it, with per-op figures.
 	stdout.Reset()
 	stderr.Reset()
