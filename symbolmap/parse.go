@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/flamediff/flamediff/internal/textdist"
 )
 
 // FormatVersion is the map format this package reads (the top-level
@@ -580,7 +582,7 @@ func lastPart(where string) string {
 func closest(s string, known []string) string {
 	best, bestD := "", 1<<30
 	for _, k := range known {
-		if d := levenshtein(strings.ToLower(s), k); d < bestD {
+		if d := textdist.Levenshtein(strings.ToLower(s), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -592,24 +594,4 @@ func closest(s string, known []string) string {
 		return best
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

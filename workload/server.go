@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/flamediff/flamediff/internal/textdist"
 )
 
 // ErrUnknownCounter is wrapped by Counters' error when the server has no
@@ -150,7 +152,7 @@ func similarNames(name string, known []string, n int) []string {
 	var cands []cand
 	for _, k := range known {
 		lk := strings.ToLower(k)
-		d := editDistance(lname, lk)
+		d := textdist.Levenshtein(lname, lk)
 		switch {
 		case d <= limit:
 		case len(lname) >= 4 && (strings.Contains(lk, lname) || strings.Contains(lname, lk) && len(lk) >= 4):
@@ -171,27 +173,6 @@ func similarNames(name string, known []string, n int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func abs(x int) int {

@@ -13,6 +13,8 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/symbolmap"
+
+	"github.com/flamediff/flamediff/internal/textdist"
 )
 
 // commonFlags are the flags report and diff share.
@@ -292,7 +294,7 @@ func closest(want string, names []string, n int) []string {
 	for _, name := range names {
 		ln := strings.ToLower(name)
 		c := cand{name: name, sub: strings.Contains(ln, lw) || strings.Contains(lw, ln) && len(ln) > 3}
-		c.dist = levenshtein(lw, ln)
+		c.dist = textdist.Levenshtein(lw, ln)
 		if c.sub || c.dist <= max(2, len(want)/3) {
 			cs = append(cs, c)
 		}
@@ -312,27 +314,6 @@ func closest(want string, names []string, n int) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func top[T any](xs []T, n int) []T {
