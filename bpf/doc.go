@@ -1,0 +1,178 @@
+// Package bpf is flamediff's in-kernel stack sampler: a BPF program attached
+// to one cpu-clock perf event per online CPU, which aggregates the call
+// stacks of one process in kernel maps, and its loader. capture wraps it as
+// a sampler; this package hands over raw addresses (Count) and leaves
+// symbolization to its caller.
+//
+// # Use
+//
+// Load verifies the program and creates its maps, Start opens and enables
+// the perf events, Stop disables them, Counts and Health read the maps, and
+// Close releases everything:
+//
+//	p, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: 99})
+//	if err != nil { ... } // errors.Is(err, bpf.ErrPermission), errors.Is(err, errors.ErrUnsupported)
+//	defer p.Close()
+//	if err := p.Start(); err != nil { ... }
+//	time.Sleep(window)
+//	p.Stop()
+//	counts, err := p.Counts()
+//
+// Loading needs root, or CAP_BPF and CAP_PERFMON (and CAP_SYS_RESOURCE on
+// kernels before 5.11, which charge BPF maps to RLIMIT_MEMLOCK). It works
+// on Linux 5.8 or later (bounded loops, bpf_get_stack, run-time stats);
+// Linux 5.15 adds BPF links for perf events (older kernels get the
+// PERF_EVENT_IOC_SET_BPF ioctl). Off Linux every function returns an error
+// wrapping errors.ErrUnsupported.
+//
+// # Design
+//
+// The program (profile.bpf.c) runs on every cpu-clock tick of every CPU. It
+// skips the idle task (pid 0) and every process but the target, then takes
+// the user stack with bpf_get_stack(BPF_F_USER_STACK) (frame pointers: code
+// built without them yields short stacks) and, with Options.Kernel, the
+// kernel stack, each into a per-CPU scratch buffer: 127 frames of 8 bytes do
+// not fit the 512-byte BPF stack.
+//
+// Stacks are not stored in a BPF_MAP_TYPE_STACK_TRACE map. That map keys a
+// stack by a 32-bit hash of its frames into a fixed-size table and, when two
+// stacks hash to the same bucket, either drops the new stack (the sample is
+// lost, with -EEXIST) or, with BPF_F_REUSE_STACKID, overwrites the old one
+// (earlier samples now point at the wrong stack). Either way distinct
+// stacks are silently lost, more so as the table fills. Instead the program
+// computes a 64-bit FNV-1a hash of the stack's frames and keeps the stack
+// itself (depth + frames) in a hash map keyed by that hash. Two different
+// stacks with the same 64-bit hash are still possible (about n²/2⁶⁵ for n
+// distinct stacks, i.e. never in practice); the program checks for it by
+// comparing the frames whenever the hash is already present: the stack
+// stored first keeps the hash, the sample is counted under it (so it is
+// attributed to the first stack), and Health.Collisions counts the event,
+// so a profile with collisions can be told apart.
+//
+// Samples are counted in a hash map keyed by {tgid, tid, comm, user hash,
+// kernel hash}, with an atomic add on the count. Hash 0 means "no stack":
+// the stack was empty, not asked for, or bpf_get_stack failed.
+//
+// Every sample is accounted for in the health counters (a per-CPU array,
+// summed by Health): Samples counts the target's samples, Idle the skipped
+// idle ticks, MapFull the samples dropped because a map was full, and
+// bpf_get_stack failures are counted by errno per stack kind. Hence, once
+// the events are stopped,
+//
+//	Health.Samples == sum of Count.Samples + Health.MapFull
+//
+// and a profile whose maps filled up, whose stacks hit the depth limit or
+// whose stacks could not be read says so instead of being quietly small.
+//
+// The counts map is preallocated (its size is Options.MaxStacks), so a full
+// map is a hard and predictable limit. The stacks map, 1 KiB a value, is
+// not (BPF_F_NO_PREALLOC) so that memory follows the stacks actually seen;
+// the price is an occasional -ENOMEM on an insert in interrupt context
+// (Health.StackNoMem). Options.PreallocStacks, and kernels before 6.1,
+// which refuse non-preallocated maps in perf_event programs, get a
+// preallocated one.
+//
+// # Regenerating
+//
+// profile_bpfel.go and profile_bpfel.o are generated from profile.bpf.c by
+// bpf2go (gen.go) and committed, so building needs no clang. After editing
+// the C file run `go generate ./bpf` (needs clang, llvm and libbpf-dev);
+// see README.md.
+package bpf
+
+import "errors"
+
+// Sentinel errors, wrapped with context by the functions of this package;
+// test them with errors.Is. A kernel that lacks what the profiler needs
+// yields errors wrapping errors.ErrUnsupported.
+var (
+	// ErrPermission: the process may not load BPF programs or open perf
+	// events. Run as root, or grant CAP_BPF and CAP_PERFMON.
+	ErrPermission = errors.New("not permitted to load BPF programs")
+	// ErrClosed: the Profiler was closed.
+	ErrClosed = errors.New("profiler closed")
+)
+
+// DefaultMaxStacks is the capacity of the counts map when Options.MaxStacks
+// is 0.
+const DefaultMaxStacks = 65536
+
+// DefaultFrequencyHz is the sampling frequency when Options.FrequencyHz is 0.
+const DefaultFrequencyHz = 99
+
+// MaxDepth is the most frames a stack holds; deeper stacks are cut at the
+// root end and counted in Health.Truncated.
+const MaxDepth = 127
+
+// Options for the profiler.
+type Options struct {
+	// PID is the target process (thread group id): only its samples are
+	// kept. 0 keeps every process but the idle task (for tests).
+	PID int
+	// FrequencyHz is the sampling frequency per CPU; DefaultFrequencyHz
+	// when 0. It may not exceed kernel.perf_event_max_sample_rate.
+	FrequencyHz int
+	// Kernel also takes kernel stacks.
+	Kernel bool
+	// MaxStacks is the capacity of the counts map (distinct {thread,
+	// stack} pairs); DefaultMaxStacks when 0. Samples beyond it are
+	// dropped and counted in Health.MapFull. The stacks map holds as many
+	// stacks (twice as many with Kernel).
+	MaxStacks int
+	// PreallocStacks preallocates the stacks map: about 1 KiB per stack
+	// (MaxStacks of them, twice as many with Kernel) of kernel memory from
+	// the start, but no sample is ever dropped for want of memory
+	// (Health.StackNoMem). By default the map grows with the stacks seen.
+	PreallocStacks bool
+}
+
+// Count is the number of samples of one thread with one stack.
+type Count struct {
+	PID, TID uint32 // thread group id and thread id
+	Comm     string // the thread's name when sampled
+	// User holds user-space return addresses, leaf first: raw virtual
+	// addresses in the process. Empty when bpf_get_stack failed (see
+	// Health.UserStackErrors).
+	User []uint64
+	// Kernel holds kernel addresses, leaf first; empty unless
+	// Options.Kernel, and for samples taken in user mode. Symbolize them
+	// with /proc/kallsyms.
+	Kernel  []uint64
+	Samples uint64
+}
+
+// Health says what became of the samples.
+type Health struct {
+	// Samples counts the program's invocations that matched the target
+	// (every non-idle one when Options.PID is 0). Once stopped it equals
+	// the sum of Count.Samples plus MapFull.
+	Samples uint64
+	// UserStackErrors counts failures of bpf_get_stack for user stacks
+	// by errno (positive, e.g. 14 for EFAULT); errnos of 63 and above are
+	// counted under 63. The sample is still counted, with an empty stack.
+	UserStackErrors map[int64]uint64
+	// KernelStackErrors is the same for kernel stacks. A sample taken in
+	// user mode has no kernel stack: empty (Linux 6.18) or EFAULT (some
+	// other kernels), which is normal.
+	KernelStackErrors map[int64]uint64
+	// MapFull counts samples dropped because an insert into the counts
+	// map or the stacks map failed: the map was full (raise
+	// Options.MaxStacks) or, for the stacks map, StackNoMem.
+	MapFull uint64
+	// StackMapFull is the part of MapFull dropped because the stacks map
+	// was full.
+	StackMapFull uint64
+	// StackNoMem is the part of MapFull dropped because the kernel had no
+	// memory at hand for a new stack: the stacks map is not preallocated
+	// and an insert in interrupt context can fail, mostly on a CPU's first
+	// samples with Options.Kernel. Options.PreallocStacks avoids it.
+	StackNoMem uint64
+	// Truncated counts stacks that reached MaxDepth frames: their root
+	// end may be missing.
+	Truncated uint64
+	// Collisions counts stacks whose 64-bit hash was already taken by a
+	// different stack; their samples were counted under the older stack.
+	Collisions uint64
+	// Idle counts skipped ticks of the idle task (pid 0).
+	Idle uint64
+}

@@ -1,0 +1,41 @@
+//go:build !linux
+
+package bpf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+func unsupported(what string) error {
+	return fmt.Errorf("bpf: %s needs Linux: %w", what, errors.ErrUnsupported)
+}
+
+// Profiler is the BPF sampler; on this system it cannot be loaded.
+type Profiler struct{}
+
+// Load fails: BPF needs Linux.
+func Load(Options) (*Profiler, error) { return nil, unsupported("loading the profiler") }
+
+// Start fails: BPF needs Linux.
+func (p *Profiler) Start() error { return unsupported("sampling") }
+
+// Stop does nothing.
+func (p *Profiler) Stop() error { return nil }
+
+// Counts fails: BPF needs Linux.
+func (p *Profiler) Counts() ([]Count, error) { return nil, unsupported("reading counts") }
+
+// Health fails: BPF needs Linux.
+func (p *Profiler) Health() (Health, error) { return Health{}, unsupported("reading health") }
+
+// Close does nothing.
+func (p *Profiler) Close() error { return nil }
+
+// EnableStats fails: BPF needs Linux.
+func EnableStats() (io.Closer, error) { return nil, unsupported("run-time stats") }
+
+// RunTime returns (0, 0, false).
+func (p *Profiler) RunTime() (time.Duration, uint64, bool) { return 0, 0, false }
