@@ -37,7 +37,8 @@ func median(xs []float64) float64 {
 
 // BenchmarkCaptureOverhead measures sysbench QPS against a real MariaDB
 // without sampling and with perf sampling at 99 Hz and 999 Hz (per-thread
-// events on the server, perf record -p, and per-CPU events, perf record -a), in
+// events on the server, perf record -p, and per-CPU events, perf record -a)
+// and with the BPF sampler, in
 // interleaved rounds (the order rotates every round so that drift does not
 // favour one configuration), and prints the median QPS ratio of each
 // sampled configuration to the unsampled runs of the same rounds.
@@ -63,13 +64,16 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		name string
 		freq int // 0: no sampling
 		all  bool
-	}{{"none", 0, false}, {"perf-99Hz", 99, false}, {"perf-999Hz", 999, false}, {"perf-a-99Hz", 99, true}, {"perf-a-999Hz", 999, true}}
+		bpf  bool
+	}{{"none", 0, false, false}, {"perf-99Hz", 99, false, false}, {"perf-999Hz", 999, false, false},
+		{"perf-a-99Hz", 99, true, false}, {"perf-a-999Hz", 999, true, false},
+		{"bpf-99Hz", 99, true, true}, {"bpf-999Hz", 999, true, true}}
 	qps := make(map[string][]float64)
 	for i := 0; i < b.N; i++ {
 		for round := 0; round < pairs; round++ {
 			for k := range configs {
 				c := configs[(k+round)%len(configs)]
-				q, err := runOnce(b, srv, test, secs, c.freq, c.all)
+				q, err := runOnce(b, srv, test, secs, c.freq, c.all, c.bpf)
 				if err != nil {
 					b.Fatalf("round %d, %s: %v", round+1, c.name, err)
 				}
@@ -94,10 +98,13 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 
 // runOnce runs sysbench for secs seconds, sampling the server at freq Hz
 // for the whole run when freq > 0, and returns sysbench's QPS.
-func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all bool) (float64, error) {
+func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all, useBPF bool) (float64, error) {
 	var sampler capture.Sampler
 	if freq > 0 {
 		sampler = capture.NewPerf()
+		if useBPF {
+			sampler = capture.NewBPF()
+		}
 		if err := sampler.Start(context.Background(), srv.PID, capture.Options{FrequencyHz: freq, SystemWide: all}); err != nil {
 			return 0, err
 		}

@@ -53,3 +53,24 @@ const DefaultEvent = "cpu-clock"
 func DetectEvent(context.Context) (event, why string) {
 	return DefaultEvent, "not Linux"
 }
+
+// BPF is the BPF sampler; on this system it only returns errors.
+type BPF struct{ ProcRoot string }
+
+// NewBPF returns a sampler whose methods fail with errors.ErrUnsupported.
+func NewBPF() Sampler { return &BPF{} }
+
+// Name returns "bpf".
+func (b *BPF) Name() string { return "bpf" }
+
+// Start fails: BPF sampling runs on Linux only.
+func (b *BPF) Start(context.Context, int, Options) error { return unsupported("the bpf sampler") }
+
+// Stop fails: BPF sampling runs on Linux only.
+func (b *BPF) Stop(context.Context) (*Result, error) { return nil, unsupported("the bpf sampler") }
+
+// SamplesSoFar returns 0.
+func (b *BPF) SamplesSoFar() int64 { return 0 }
+
+// CheckBPF fails: BPF sampling runs on Linux only.
+func CheckBPF() error { return unsupported("the bpf sampler") }

@@ -102,7 +102,7 @@ reason, and no perf or workload process is left behind.`,
 	f.IntVar(&opts.PID, "pid", 0, "sample process `N`")
 	f.StringVar(&opts.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
-	f.StringVar(&opts.Sampler, "sampler", "perf", "sampler: perf (auto: the best available, perf for now)")
+	f.StringVar(&opts.Sampler, "sampler", "perf", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf)")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
 	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")
@@ -140,8 +140,10 @@ func (o *RecordOptions) validate() error {
 		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
 	case o.CallGraph != "fp" && o.CallGraph != "dwarf":
 		return usageError("--call-graph %q: want fp or dwarf", o.CallGraph)
-	case o.Sampler != "perf" && o.Sampler != "auto":
-		return usageError("--sampler %q: want perf or auto", o.Sampler)
+	case o.Sampler != "perf" && o.Sampler != "bpf" && o.Sampler != "auto":
+		return usageError("--sampler %q: want perf, bpf or auto", o.Sampler)
+	case o.Sampler == "bpf" && (o.CallGraph == "dwarf" || o.PerThread):
+		return usageError("--sampler bpf walks frame pointers with per-CPU events: --call-graph dwarf and --per-thread need --sampler perf")
 	case o.Event != "auto" && o.Event != "cycles" && o.Event != "cpu-clock":
 		return usageError("--event %q: want auto, cycles or cpu-clock", o.Event)
 	case o.Socket != "" && o.DSN != "":
@@ -243,10 +245,11 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	}
 	r.pid = pid
 	r.meta.PID = pid
-	r.meta.Sampler = "perf"
-	if opts.Sampler == "auto" {
-		r.meta.SamplerReason = "auto: the BPF sampler is not built yet; perf is the only one"
+	sampler, reason, err := chooseSampler(opts)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
+	r.meta.Sampler, r.meta.SamplerReason = sampler, reason
 	r.meta.FrequencyHz = float64(opts.Freq)
 	r.meta.CallGraph = opts.CallGraph
 	r.meta.SamplerScope = "cpu"
@@ -255,7 +258,10 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	}
 	r.meta.Unit = fold.UnitSamples
 	r.meta.Event = opts.Event
-	if opts.Event == "auto" {
+	switch {
+	case sampler == "bpf":
+		r.meta.Event = capture.DefaultEvent
+	case opts.Event == "auto":
 		ev, why := capture.DetectEvent(ctx)
 		r.meta.Event = ev
 		r.meta.SamplerReason = strings.TrimPrefix(r.meta.SamplerReason+"; event "+ev+": "+why, "; ")
@@ -263,9 +269,6 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	r.meta.Label = opts.Label
 	if len(opts.Workload) > 0 {
 		r.meta.Workload = strings.Join(opts.Workload, " ")
-	}
-	if err := capture.CheckPerf(); err != nil {
-		return fmt.Errorf("record: %w", err)
 	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -577,7 +580,41 @@ func (r *recorder) newSampler() (capture.Sampler, error) {
 	if r.opts.NewSampler != nil {
 		return r.opts.NewSampler(r.meta.Sampler)
 	}
+	if r.meta.Sampler == "bpf" {
+		return capture.NewBPF(), nil
+	}
 	return capture.NewPerf(), nil
+}
+
+// chooseSampler picks the sampler for --sampler and says why.
+func chooseSampler(o *RecordOptions) (name, why string, err error) {
+	switch o.Sampler {
+	case "perf":
+		return "perf", "", capture.CheckPerf()
+	case "bpf":
+		if err := capture.CheckBPF(); err != nil {
+			return "", "", fmt.Errorf("--sampler bpf: %w (--sampler perf uses perf record instead)", err)
+		}
+		return "bpf", "", nil
+	}
+	// auto
+	if o.CallGraph == "dwarf" {
+		return "perf", "auto: --call-graph dwarf needs perf (the BPF sampler walks frame pointers)", capture.CheckPerf()
+	}
+	if o.PerThread {
+		return "perf", "auto: --per-thread needs perf", capture.CheckPerf()
+	}
+	if o.Event == "cycles" {
+		return "perf", "auto: --event cycles needs perf (the BPF sampler uses cpu-clock)", capture.CheckPerf()
+	}
+	berr := capture.CheckBPF()
+	if berr == nil {
+		return "bpf", "auto: BPF counts stacks in the kernel (lower overhead, no perf binary)", nil
+	}
+	if perr := capture.CheckPerf(); perr != nil {
+		return "", "", fmt.Errorf("no sampler can run here: bpf: %w; perf: %w", berr, perr)
+	}
+	return "perf", fmt.Sprintf("auto: the BPF sampler cannot run here (%v)", berr), nil
 }
 
 // wait blocks until the window ends and says why it ended early ("" when

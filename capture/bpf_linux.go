@@ -1,0 +1,262 @@
+//go:build linux
+
+package capture
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/flamediff/flamediff/bpf"
+	"github.com/flamediff/flamediff/capture/symtab"
+	"github.com/flamediff/flamediff/fold"
+)
+
+// BPF is the BPF sampler: a perf_event program counts identical stacks in
+// the kernel (per-CPU cpu-clock events, filtered to the target), and only
+// the totals are read at the end, then symbolised in Go against the
+// process's own files. It needs no perf binary.
+type BPF struct {
+	// ProcRoot is /proc; tests may point it elsewhere.
+	ProcRoot string
+	// MaxStacks is the counts map's capacity (bpf.DefaultMaxStacks when 0).
+	MaxStacks int
+
+	mu  sync.Mutex
+	run *bpfRun
+}
+
+type bpfRun struct {
+	opts    Options
+	pid     int
+	prof    *bpf.Profiler
+	syms    *symtab.Process
+	kernel  *symtab.Kernel
+	res     *Result
+	err     error
+	stopped chan struct{}
+	warn    []string
+}
+
+// NewBPF returns the BPF sampler.
+func NewBPF() Sampler { return &BPF{ProcRoot: "/proc"} }
+
+// Name implements Sampler.
+func (b *BPF) Name() string { return "bpf" }
+
+// CheckBPF loads the program once (without sampling) to tell whether the
+// BPF sampler can run here; the error wraps ErrPermission or
+// errors.ErrUnsupported with what to do.
+func CheckBPF() error {
+	p, err := bpf.Load(bpf.Options{PID: 1, FrequencyHz: 1, MaxStacks: 16})
+	if err != nil {
+		return bpfError(err)
+	}
+	return p.Close()
+}
+
+func bpfError(err error) error {
+	if errors.Is(err, bpf.ErrPermission) {
+		return fmt.Errorf("%w: %w", ErrPermission, err)
+	}
+	return err
+}
+
+// Start implements Sampler.
+func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.run != nil {
+		return errors.New("bpf sampler: already started")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := processAlive(pid); err != nil {
+		return fmt.Errorf("bpf sampler: %w", err)
+	}
+	if opts.FrequencyHz == 0 {
+		opts.FrequencyHz = 99
+	}
+	syms, err := symtab.NewProcess(b.procRoot(), pid)
+	if err != nil {
+		return fmt.Errorf("bpf sampler: symbols of process %d: %w", pid, err)
+	}
+	r := &bpfRun{opts: opts, pid: pid, syms: syms, stopped: make(chan struct{})}
+	if opts.Kernel {
+		if r.kernel, err = symtab.LoadKernel(); err != nil {
+			r.warn = append(r.warn, fmt.Sprintf("kernel frames stay unresolved: %v", err))
+		}
+	}
+	prof, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks})
+	if err != nil {
+		return fmt.Errorf("bpf sampler: %w", bpfError(err))
+	}
+	if err := prof.Start(); err != nil {
+		_ = prof.Close()
+		return fmt.Errorf("bpf sampler: %w", bpfError(err))
+	}
+	r.prof = prof
+	b.run = r
+	// A cancelled ctx stops the counting; Stop still returns the counts.
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = prof.Stop()
+		case <-r.stopped:
+		}
+	}()
+	return nil
+}
+
+func (b *BPF) procRoot() string {
+	if b.ProcRoot == "" {
+		return "/proc"
+	}
+	return b.ProcRoot
+}
+
+// SamplesSoFar implements Sampler: the program's own count of samples.
+func (b *BPF) SamplesSoFar() int64 {
+	b.mu.Lock()
+	r := b.run
+	b.mu.Unlock()
+	if r == nil || r.prof == nil {
+		return 0
+	}
+	if r.res != nil {
+		return r.res.Samples
+	}
+	h, err := r.prof.Health()
+	if err != nil {
+		return 0
+	}
+	return int64(h.Samples)
+}
+
+// Stop implements Sampler: it stops counting, reads the counts, symbolises
+// them and folds them exactly as perf script output of the same stacks
+// would be folded, so perf and BPF captures of one process have the same
+// frame names. Idempotent.
+func (b *BPF) Stop(ctx context.Context) (*Result, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.run
+	if r == nil {
+		return nil, errors.New("bpf sampler: not started")
+	}
+	if r.res != nil || r.err != nil {
+		return r.res, r.err
+	}
+	close(r.stopped)
+	defer func() { _ = r.prof.Close() }()
+	if err := r.prof.Stop(); err != nil {
+		r.err = fmt.Errorf("bpf sampler: %w", err)
+		return nil, r.err
+	}
+	warnings := append([]string(nil), r.warn...)
+	if err := r.syms.Refresh(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("process %d exited during sampling (or its maps could not be read at the end): %v; symbols come from the maps read at the start", r.pid, err))
+	}
+	counts, err := r.prof.Counts()
+	if err != nil {
+		r.err = fmt.Errorf("bpf sampler: %w", err)
+		return nil, r.err
+	}
+	health, err := r.prof.Health()
+	if err != nil {
+		r.err = fmt.Errorf("bpf sampler: %w", err)
+		return nil, r.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		err := renderPerfScript(bw, counts, r.syms, r.kernel, r.opts.Kernel)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	prof, err := fold.ParsePerfScript(pr, fold.PerfOptions{Kernel: r.opts.Kernel, NoKernel: !r.opts.Kernel}, false)
+	_ = pr.Close()
+	if err != nil {
+		r.err = fmt.Errorf("bpf sampler: folding: %w", err)
+		return nil, r.err
+	}
+	prof.Unit = fold.UnitSamples
+	prof.Event = DefaultEvent
+	res := &Result{Profile: prof, Samples: int64(health.Samples), Lost: int64(health.MapFull), Sampler: "bpf"}
+	warnings = append(warnings, healthWarnings(health)...)
+	res.Warnings = warnings
+	r.res = res
+	return res, nil
+}
+
+// renderPerfScript writes the counts as perf script text (one sample per
+// count, its period the count), so that fold.ParsePerfScript folds BPF and
+// perf captures with the same rules.
+func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, kern *symtab.Kernel, kernel bool) error {
+	for _, c := range counts {
+		comm := c.Comm
+		if comm == "" {
+			comm = "[unknown]"
+		}
+		if _, err := fmt.Fprintf(w, "%s %d/%d 0.000000: %d cpu-clock:\n", comm, c.PID, c.TID, c.Samples); err != nil {
+			return err
+		}
+		if kernel {
+			for _, a := range c.Kernel {
+				f := symtab.Frame{DSO: "[kernel.kallsyms]"}
+				if kern != nil {
+					f = kern.Resolve(a)
+				}
+				if _, err := io.WriteString(w, f.PerfLine(a)+"\n"); err != nil {
+					return err
+				}
+			}
+		}
+		for _, a := range c.User {
+			if _, err := io.WriteString(w, syms.Resolve(a).PerfLine(a)+"\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// healthWarnings turns the program's health counters into warnings; a
+// capture that lost more than 0.5% of its samples says so loudly.
+func healthWarnings(h bpf.Health) []string {
+	var w []string
+	if h.Samples > 0 && h.MapFull > 0 {
+		pct := 100 * float64(h.MapFull) / float64(h.Samples)
+		msg := fmt.Sprintf("%d of %d samples (%.2f%%) were dropped because a BPF map was full", h.MapFull, h.Samples, pct)
+		if pct > 0.5 {
+			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample a shorter window or less often"
+		}
+		w = append(w, msg)
+	}
+	if h.Collisions > 0 {
+		w = append(w, fmt.Sprintf("%d samples counted under a colliding stack hash (their stacks are attributed to another stack with the same hash)", h.Collisions))
+	}
+	var userErr uint64
+	for _, n := range h.UserStackErrors {
+		userErr += n
+	}
+	if userErr > 0 {
+		w = append(w, fmt.Sprintf("%d samples had no user stack (errors by errno: %v)", userErr, h.UserStackErrors))
+	}
+	if h.Truncated > 0 {
+		w = append(w, fmt.Sprintf("%d stacks hit the maximum depth (%d frames) and lost their outermost frames", h.Truncated, bpf.MaxDepth))
+	}
+	return w
+}

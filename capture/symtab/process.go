@@ -1,0 +1,299 @@
+package symtab
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// DefaultDebugRoot is where separate debug files are looked up by build
+// id (<root>/.build-id/xx/yyyy.debug), as perf and gdb do.
+const DefaultDebugRoot = "/usr/lib/debug"
+
+// maxRetired bounds the mappings kept from before a Refresh.
+const maxRetired = 4096
+
+// Process resolves user addresses of one process. It is safe for
+// concurrent use.
+type Process struct {
+	mu        sync.Mutex
+	procRoot  string
+	pid       int
+	open      func(m Mapping) (io.ReaderAt, error)
+	debugRoot string
+	cur       []Mapping // sorted by Start
+	retired   []Mapping // newest first: mappings gone at a Refresh
+	objs      map[objKey]*objEntry
+	byBuildID map[string]*Object
+}
+
+type objKey struct {
+	dev   string
+	inode uint64
+	path  string // anonymous pseudo files ([vdso]) share inode 0
+}
+
+type objEntry struct {
+	obj *Object // nil when the file could not be read
+	err error
+}
+
+// NewProcess reads procRoot/PID/maps ("/proc" on a live system). ELF files
+// are opened through procRoot/PID/map_files/<start>-<end> (the exact file
+// mapped, even when deleted or replaced) and, failing that, through
+// procRoot/PID/root/<path>, so a server in a chroot or container resolves
+// against its own files; a replaced file (another inode) or a deleted one
+// not reachable through map_files resolves to unknown symbols. [vdso] is
+// read from procRoot/PID/mem. Objects are cached per (dev, inode) and
+// their symbols shared per build id.
+func NewProcess(procRoot string, pid int) (*Process, error) {
+	p := &Process{procRoot: procRoot, pid: pid}
+	p.open = p.openProc
+	p.init()
+	if err := p.Refresh(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NewProcessFromMaps builds a Process without /proc: open is called with
+// a mapping's Path ("[vdso]" included) to read its ELF file. Refresh is a
+// no-op on it.
+func NewProcessFromMaps(maps []Mapping, open func(path string) (io.ReaderAt, error)) *Process {
+	p := &Process{pid: -1}
+	p.open = func(m Mapping) (io.ReaderAt, error) { return open(m.Path) }
+	p.init()
+	p.cur = sortedMaps(maps)
+	return p
+}
+
+func (p *Process) init() {
+	p.debugRoot = DefaultDebugRoot
+	p.objs = make(map[objKey]*objEntry)
+	p.byBuildID = make(map[string]*Object)
+}
+
+// SetDebugRoot sets where separate debug files are looked up by build id
+// ("" turns the lookup off). Objects already read keep their symbols.
+func (p *Process) SetDebugRoot(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.debugRoot = dir
+}
+
+func sortedMaps(maps []Mapping) []Mapping {
+	out := make([]Mapping, len(maps))
+	copy(out, maps)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// Refresh re-reads procRoot/PID/maps. Mappings that disappeared (after a
+// dlclose, munmap or exec) are kept, newest first, and still resolve
+// addresses no current mapping covers. Call it at the start and the end
+// of a sampling window. An error leaves the mappings unchanged.
+func (p *Process) Refresh() error {
+	if p.pid < 0 {
+		return nil
+	}
+	path := filepath.Join(p.procRoot, strconv.Itoa(p.pid), "maps")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("refresh maps of pid %d: %w", p.pid, err)
+	}
+	maps, err := ParseMaps(data)
+	if err != nil {
+		return fmt.Errorf("refresh maps of pid %d: %w", p.pid, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := sortedMaps(maps)
+	still := make(map[Mapping]bool, len(next))
+	for _, m := range next {
+		still[m] = true
+	}
+	var gone []Mapping
+	for _, m := range p.cur {
+		if !still[m] {
+			gone = append(gone, m)
+		}
+	}
+	p.retired = append(gone, p.retired...)
+	if len(p.retired) > maxRetired {
+		p.retired = p.retired[:maxRetired]
+	}
+	p.cur = next
+	return nil
+}
+
+// Mappings returns a copy of the current mappings.
+func (p *Process) Mappings() []Mapping {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return sortedMaps(p.cur)
+}
+
+// findMapping returns the current mapping containing addr, else the
+// newest retired one.
+func (p *Process) findMapping(addr uint64) (Mapping, bool) {
+	i := sort.Search(len(p.cur), func(i int) bool { return p.cur[i].Start > addr }) - 1
+	if i >= 0 && p.cur[i].Contains(addr) {
+		return p.cur[i], true
+	}
+	for _, m := range p.retired {
+		if m.Contains(addr) {
+			return m, true
+		}
+	}
+	return Mapping{}, false
+}
+
+// Resolve returns the frame perf script would print for the user address
+// addr: Frame{DSO: "[unknown]"} outside every mapping, Sym "" when the
+// mapping's object has no symbol there (or cannot be read).
+func (p *Process) Resolve(addr uint64) Frame {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.findMapping(addr)
+	if !ok {
+		return Frame{DSO: "[unknown]", PerfAddr: addr}
+	}
+	off := addr - m.Start + m.Offset
+	fr := Frame{DSO: m.DSO(), PerfAddr: off}
+	obj := p.object(m)
+	if obj == nil {
+		return fr
+	}
+	if name, symOff, ok := obj.Lookup(off); ok {
+		fr.Sym, fr.Offset = name, symOff
+	}
+	return fr
+}
+
+// Object returns the symbols of the object mapped at addr, or an error
+// saying why there are none.
+func (p *Process) Object(addr uint64) (*Object, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.findMapping(addr)
+	if !ok {
+		return nil, fmt.Errorf("object at %#x: not mapped", addr)
+	}
+	obj := p.object(m)
+	if obj == nil {
+		return nil, fmt.Errorf("object at %#x (%s): %w", addr, m.DSO(), p.objs[keyOf(m)].err)
+	}
+	return obj, nil
+}
+
+func keyOf(m Mapping) objKey {
+	k := objKey{dev: m.Dev, inode: m.Inode}
+	if m.Inode == 0 {
+		k.path = m.Path
+	}
+	return k
+}
+
+var errNoFile = errors.New("no file behind the mapping")
+
+// object returns the cached symbols of m's file, reading it on first use.
+// p.mu is held.
+func (p *Process) object(m Mapping) *Object {
+	if m.Path == "" || (m.Inode == 0 && m.Path != "[vdso]") {
+		return nil // anonymous memory, [heap], [stack], [vvar], ...
+	}
+	k := keyOf(m)
+	if e, ok := p.objs[k]; ok {
+		return e.obj
+	}
+	e := &objEntry{}
+	p.objs[k] = e
+	r, err := p.open(m)
+	if err != nil {
+		e.err = err
+		return nil
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer func() { _ = c.Close() }()
+	}
+	obj, err := p.parse(r)
+	if err != nil {
+		e.err = fmt.Errorf("%s: %w", m.DSO(), err)
+		return nil
+	}
+	e.obj = obj
+	return obj
+}
+
+// parse reads r's symbols, reusing those of an object with the same build
+// id and looking for a debug file by build id.
+func (p *Process) parse(r io.ReaderAt) (*Object, error) {
+	obj, err := ParseELF(r, nil)
+	if err != nil {
+		return nil, err
+	}
+	if obj.BuildID == "" {
+		return obj, nil
+	}
+	if o, ok := p.byBuildID[obj.BuildID]; ok {
+		return o, nil
+	}
+	if obj.Source != ".symtab" && p.debugRoot != "" && len(obj.BuildID) > 2 {
+		dbg := filepath.Join(p.debugRoot, ".build-id", obj.BuildID[:2], obj.BuildID[2:]+".debug")
+		if f, err := os.Open(dbg); err == nil {
+			if o, err := ParseELF(r, f); err == nil {
+				obj = o
+			}
+			f.Close()
+		}
+	}
+	p.byBuildID[obj.BuildID] = obj
+	return obj, nil
+}
+
+// openProc opens m's file for NewProcess.
+func (p *Process) openProc(m Mapping) (io.ReaderAt, error) {
+	pidDir := filepath.Join(p.procRoot, strconv.Itoa(p.pid))
+	if m.Path == "[vdso]" {
+		return readMem(filepath.Join(pidDir, "mem"), m)
+	}
+	mf := filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
+	if f, err := os.Open(mf); err == nil {
+		return f, nil
+	}
+	if m.Deleted {
+		return nil, fmt.Errorf("open %s: deleted and %s unreadable: %w", m.Path, mf, errNoFile)
+	}
+	f, err := os.Open(filepath.Join(pidDir, "root", m.Path))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", m.Path, err)
+	}
+	if _, ino, ok := fileID(f); ok && ino != m.Inode {
+		f.Close()
+		return nil, fmt.Errorf("open %s: replaced on disk (inode %d, mapped %d): %w", m.Path, ino, m.Inode, errNoFile)
+	}
+	return f, nil
+}
+
+// readMem copies a mapping's bytes out of /proc/PID/mem.
+func readMem(path string, m Mapping) (io.ReaderAt, error) {
+	if m.End-m.Start > 1<<20 {
+		return nil, fmt.Errorf("read %s: mapping of %d bytes too large", path, m.End-m.Start)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", m.Path, err)
+	}
+	defer f.Close()
+	buf := make([]byte, m.End-m.Start)
+	if _, err := f.ReadAt(buf, int64(m.Start)); err != nil {
+		return nil, fmt.Errorf("read %s at %#x: %w", m.Path, m.Start, err)
+	}
+	return bytes.NewReader(buf), nil
+}
