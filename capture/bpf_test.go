@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/bpf"
+	"github.com/flamediff/flamediff/workload"
 )
 
 func requireBPF(t *testing.T) {
@@ -41,16 +42,27 @@ func TestBPFSampler(t *testing.T) {
 	if err := s.Start(ctx, pid, Options{FrequencyHz: 499}); err == nil {
 		t.Errorf("a second Start succeeded")
 	}
+	before, err := workload.ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(2 * time.Second)
-	if n := s.SamplesSoFar(); n < 500 {
-		t.Errorf("SamplesSoFar() = %d after 2 s at 499 Hz, want about 1000", n)
+	if n := s.SamplesSoFar(); n < 100 {
+		t.Errorf("SamplesSoFar() = %d after 2 s at 499 Hz, want hundreds", n)
+	}
+	after, err := workload.ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
 	}
 	res, err := s.Stop(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(float64(res.Samples)-2*499) > 0.1*2*499 {
-		t.Errorf("Samples = %d, want about %d (2 s of one busy CPU at 499 Hz)", res.Samples, 2*499)
+	// The sampled CPU matches what the process was accounted (on a loaded
+	// machine the shell gets less than a whole CPU).
+	cpu := workload.Diff(before, after).CPU()
+	if sampled := float64(res.Samples) / 499; math.Abs(sampled-cpu) > 0.1*cpu+0.03 {
+		t.Errorf("sampled %.2f s (%d samples) vs accounted %.2f s: want within 10%%", sampled, res.Samples, cpu)
 	}
 	if res.Profile.Total() != res.Samples || res.Profile.Unit != "samples" || res.Sampler != "bpf" {
 		t.Errorf("profile total %d, unit %q, sampler %q; want total = samples %d, unit samples, sampler bpf",
