@@ -70,16 +70,6 @@ func folded(t testing.TB, p *Profile) string {
 	return buf.String()
 }
 
-// mustParseFolded parses folded text strictly and fails the test on error.
-func mustParseFolded(t testing.TB, s string) *Profile {
-	t.Helper()
-	p, err := ParseFolded(strings.NewReader(s), true)
-	if err != nil {
-		t.Fatalf("ParseFolded(%q): %v", s, err)
-	}
-	return p
-}
-
 // sameStacks reports whether a and b hold the same stacks in the same order.
 func sameStacks(a, b []Stack) bool {
 	if len(a) != len(b) {
