@@ -370,6 +370,25 @@ func (p *Perf) Stop(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
+// disable asks perf, on its control descriptor, to stop sampling and waits
+// up to timeout for its acknowledgement. Errors are ignored: the SIGINT that
+// follows ends perf anyway.
+func (r *perfRun) disable(timeout time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := r.ctlW.Write([]byte("disable\n")); err != nil {
+			return
+		}
+		_, _ = bufio.NewReader(r.ackR).ReadString('\n')
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+	case <-r.done:
+	}
+}
+
 func (r *perfRun) stop(ctx context.Context) (*Result, error) {
 	r.stopOnce.Do(func() { close(r.stopWatch) })
 	var warnings []string
@@ -386,6 +405,9 @@ func (r *perfRun) stop(ctx context.Context) (*Result, error) {
 			}
 		}
 	default:
+		// Stop counting first, so that the window ends now and not when
+		// perf has finished writing; then let it exit.
+		r.disable(time.Second)
 		r.interrupt(ctx)
 	}
 	r.mu.Lock()
