@@ -433,10 +433,8 @@ func diffJSON(r *diff.Result, expls []*symbolmap.Explanation, n int, explain boo
 			DeltaMicrosPerOp: f.DeltaMicrosPerOp, Ratio: ratiosJSON(f.Ratio), OnlyIn: f.OnlyIn,
 		}
 		for _, p := range f.Profiles {
-			jf.Profiles = append(jf.Profiles, jsonShare{
-				Inclusive: p.Inclusive, Self: p.Self, InclusivePct: p.InclusivePct, SelfPct: p.SelfPct,
-				InclusiveMicrosPerOp: fptr(r.HasPerOp, p.InclusiveMicrosPerOp), SelfMicrosPerOp: fptr(r.HasPerOp, p.SelfMicrosPerOp),
-			})
+			jf.Profiles = append(jf.Profiles,
+				toJSONShare(p.Inclusive, p.Self, p.InclusivePct, p.SelfPct, p.InclusiveMicrosPerOp, p.SelfMicrosPerOp, r.HasPerOp))
 		}
 		j.Functions = append(j.Functions, jf)
 	}

@@ -384,14 +384,11 @@ func toJSONProfile(s *diff.Summary) jsonProfile {
 	return j
 }
 
+// jsonFunction is a function's share in a report: its name, then the
+// fields of jsonShare at the same level.
 type jsonFunction struct {
-	Name                 string   `json:"name"`
-	Inclusive            int64    `json:"inclusive"`
-	Self                 int64    `json:"self"`
-	InclusivePct         float64  `json:"inclusive_pct"`
-	SelfPct              float64  `json:"self_pct"`
-	InclusiveMicrosPerOp *float64 `json:"inclusive_us_per_op,omitempty"`
-	SelfMicrosPerOp      *float64 `json:"self_us_per_op,omitempty"`
+	Name string `json:"name"`
+	jsonShare
 }
 
 type jsonSubsystem struct {
@@ -457,6 +454,12 @@ type jsonShare struct {
 	SelfPct              float64  `json:"self_pct"`
 	InclusiveMicrosPerOp *float64 `json:"inclusive_us_per_op,omitempty"`
 	SelfMicrosPerOp      *float64 `json:"self_us_per_op,omitempty"`
+}
+
+// toJSONShare is one function's figures; the per-op ones only with perOp.
+func toJSONShare(incl, self int64, inclPct, selfPct, inclOp, selfOp float64, perOp bool) jsonShare {
+	return jsonShare{Inclusive: incl, Self: self, InclusivePct: inclPct, SelfPct: selfPct,
+		InclusiveMicrosPerOp: fptr(perOp, inclOp), SelfMicrosPerOp: fptr(perOp, selfOp)}
 }
 
 type jsonFunctionDiff struct {

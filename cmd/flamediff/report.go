@@ -519,10 +519,8 @@ func reportJSON(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain b
 		Warnings:       warnings,
 	}
 	for _, f := range top(sum.Functions, n) {
-		j.Functions = append(j.Functions, jsonFunction{
-			Name: f.Name, Inclusive: f.Inclusive, Self: f.Self, InclusivePct: f.InclusivePct, SelfPct: f.SelfPct,
-			InclusiveMicrosPerOp: fptr(perOp, f.InclusiveMicrosPerOp), SelfMicrosPerOp: fptr(perOp, f.SelfMicrosPerOp),
-		})
+		j.Functions = append(j.Functions, jsonFunction{Name: f.Name,
+			jsonShare: toJSONShare(f.Inclusive, f.Self, f.InclusivePct, f.SelfPct, f.InclusiveMicrosPerOp, f.SelfMicrosPerOp, perOp)})
 	}
 	for _, sub := range sum.Subsystems {
 		j.Subsystems = append(j.Subsystems, jsonSubsystem{Name: sub.Name, Value: sub.Value, Pct: sub.Pct, MicrosPerOp: fptr(perOp, sub.MicrosPerOp)})
