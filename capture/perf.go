@@ -118,8 +118,10 @@ func (p *Perf) Start(ctx context.Context, pid int, opts Options) error {
 			return fmt.Errorf("perf: %w", err)
 		}
 		r.ownDir = true
-	} else {
-		r.dir = opts.WorkDir
+	} else if r.dir, err = filepath.Abs(opts.WorkDir); err != nil {
+		// perf runs in the work directory: a relative path would be
+		// taken relative to itself.
+		return fmt.Errorf("perf: work directory %s: %w", opts.WorkDir, err)
 	}
 	r.data = filepath.Join(r.dir, "perf.data")
 	if err := r.start(ctx, durationOr(p.StartTimeout, 30*time.Second)); err != nil {

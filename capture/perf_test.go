@@ -154,6 +154,35 @@ func TestPerfSample(t *testing.T) {
 	}
 }
 
+// A relative work directory (record --out runs/x) is where perf.data lands,
+// although perf itself runs inside that directory.
+func TestPerfRelativeWorkDir(t *testing.T) {
+	requirePerf(t)
+	target := burner(t)
+	base := t.TempDir()
+	t.Chdir(base)
+	if err := os.Mkdir("run", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPerf().(*Perf)
+	ctx := context.Background()
+	if err := p.Start(ctx, target.Process.Pid, Options{FrequencyHz: 199, WorkDir: "run", KeepRaw: true}); err != nil {
+		t.Fatalf("Start with WorkDir %q: %v", "run", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	res, err := p.Stop(ctx)
+	if err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	want := filepath.Join(base, "run", "perf.data")
+	if res.RawPath != want {
+		t.Errorf("RawPath = %q, want %q", res.RawPath, want)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Errorf("perf.data: %v", err)
+	}
+}
+
 func TestPerfTempDirRemoved(t *testing.T) {
 	requirePerf(t)
 	target := burner(t)
