@@ -31,6 +31,20 @@ type Process struct {
 	retired   []Mapping // newest first: mappings gone at a Refresh
 	objs      map[objKey]*objEntry
 	byBuildID map[string]*Object
+	// pin: Refresh opens the file of every new executable mapping at once
+	// (live processes only), so that it still resolves after the process
+	// exits or execs, or the file is deleted or replaced.
+	pin     bool
+	exe     fileKey  // identity of procRoot/PID/exe at the first Refresh
+	exePath string   // its target then
+	notes   []string // what happened to the process's files, in order
+	noted   map[string]bool
+}
+
+// fileKey identifies a file by device and inode.
+type fileKey struct {
+	dev string
+	ino uint64
 }
 
 type objKey struct {
@@ -40,8 +54,12 @@ type objKey struct {
 }
 
 type objEntry struct {
-	obj *Object // nil when the file could not be read
-	err error
+	obj    *Object // nil when the file could not be read
+	err    error
+	parsed bool
+	// pinned is the file opened by Refresh, read at the first Resolve.
+	pinned io.ReaderAt
+	dso    string
 }
 
 // NewProcess reads procRoot/PID/maps ("/proc" on a live system). ELF files
@@ -52,8 +70,13 @@ type objEntry struct {
 // not reachable through map_files resolves to unknown symbols. [vdso] is
 // read from procRoot/PID/mem. Objects are cached per (dev, inode) and
 // their symbols shared per build id.
+//
+// The files of executable mappings are opened (not yet read) when they
+// are first seen, so that addresses still resolve after the process exits
+// or execs, or its files are deleted or replaced: Close releases them.
+// Notes says what happened to the process's files meanwhile.
 func NewProcess(procRoot string, pid int) (*Process, error) {
-	p := &Process{procRoot: procRoot, pid: pid}
+	p := &Process{procRoot: procRoot, pid: pid, pin: true}
 	p.open = p.openProc
 	p.init()
 	if err := p.Refresh(); err != nil {
@@ -77,6 +100,40 @@ func (p *Process) init() {
 	p.debugRoot = DefaultDebugRoot
 	p.objs = make(map[objKey]*objEntry)
 	p.byBuildID = make(map[string]*Object)
+	p.noted = make(map[string]bool)
+}
+
+// Close releases the files opened for mappings not yet read. The Process
+// still resolves addresses in objects already read.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pin = false // a Refresh after Close opens nothing
+	var errs []error
+	for _, e := range p.objs {
+		if c, ok := e.pinned.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+		e.pinned = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Notes returns what Refresh and Resolve noticed about the process's
+// files, for a person: an exec, executable files deleted or replaced while
+// mapped, objects whose symbols could not be read. Each is said once.
+func (p *Process) Notes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.notes...)
+}
+
+// note records msg once. p.mu is held.
+func (p *Process) note(msg string) {
+	if !p.noted[msg] {
+		p.noted[msg] = true
+		p.notes = append(p.notes, msg)
+	}
 }
 
 // SetDebugRoot sets where separate debug files are looked up by build id
@@ -111,8 +168,18 @@ func (p *Process) Refresh() error {
 	if err != nil {
 		return fmt.Errorf("refresh maps of pid %d: %w", p.pid, err)
 	}
+	exe, exePath, exeOK := p.readExe()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if exeOK {
+		switch {
+		case p.exe == (fileKey{}):
+			p.exe, p.exePath = exe, exePath
+		case exe != p.exe:
+			p.note(fmt.Sprintf("process %d exec'd %s (it ran %s before): samples taken before the exec resolve against the old program's mappings only where the new one maps nothing", p.pid, exePath, p.exePath))
+			p.exe, p.exePath = exe, exePath
+		}
+	}
 	next := sortedMaps(maps)
 	still := make(map[Mapping]bool, len(next))
 	for _, m := range next {
@@ -129,7 +196,51 @@ func (p *Process) Refresh() error {
 		p.retired = p.retired[:maxRetired]
 	}
 	p.cur = next
+	for _, m := range next {
+		if p.pin && m.Exec() && m.Path != "" && (m.Inode != 0 || m.Path == "[vdso]") {
+			p.pinFile(m)
+		}
+		if m.Deleted && m.Exec() {
+			if e := p.objs[keyOf(m)]; e != nil && e.err != nil {
+				p.note(fmt.Sprintf("%s was deleted or replaced on disk while process %d ran it, and the mapped file cannot be read: its frames stay unresolved (%v)", m.Path, p.pid, e.err))
+			} else {
+				p.note(fmt.Sprintf("%s was deleted or replaced on disk while process %d ran it: its symbols are read from the mapped file itself (%s/%d/map_files)", m.Path, p.pid, p.procRoot, p.pid))
+			}
+		}
+	}
 	return nil
+}
+
+// pinFile opens m's file now, to be read when an address in it is first
+// resolved. p.mu is held.
+func (p *Process) pinFile(m Mapping) {
+	k := keyOf(m)
+	if _, ok := p.objs[k]; ok {
+		return
+	}
+	e := &objEntry{dso: m.DSO()}
+	if r, err := p.open(m); err != nil {
+		e.parsed, e.err = true, err
+	} else {
+		e.pinned = r
+	}
+	p.objs[k] = e
+}
+
+// readExe returns the identity and path of the process's executable.
+func (p *Process) readExe() (fileKey, string, bool) {
+	link := filepath.Join(p.procRoot, strconv.Itoa(p.pid), "exe")
+	f, err := os.Open(link)
+	if err != nil {
+		return fileKey{}, "", false
+	}
+	defer f.Close()
+	dev, ino, ok := fileID(f)
+	if !ok {
+		return fileKey{}, "", false
+	}
+	path, _ := os.Readlink(link)
+	return fileKey{dev, ino}, path, true
 }
 
 // Mappings returns a copy of the current mappings.
@@ -209,26 +320,34 @@ func (p *Process) object(m Mapping) *Object {
 		return nil // anonymous memory, [heap], [stack], [vvar], ...
 	}
 	k := keyOf(m)
-	if e, ok := p.objs[k]; ok {
-		return e.obj
+	e, ok := p.objs[k]
+	if !ok {
+		e = &objEntry{dso: m.DSO()}
+		p.objs[k] = e
 	}
-	e := &objEntry{}
-	p.objs[k] = e
-	r, err := p.open(m)
-	if err != nil {
-		e.err = err
-		return nil
+	if !e.parsed {
+		e.parsed = true
+		r := e.pinned
+		e.pinned = nil
+		if r == nil {
+			var err error
+			if r, err = p.open(m); err != nil {
+				e.err = err
+			}
+		}
+		if r != nil {
+			if c, ok := r.(io.Closer); ok {
+				defer func() { _ = c.Close() }()
+			}
+			if e.obj, e.err = p.parse(r); e.err != nil {
+				e.err = fmt.Errorf("%s: %w", m.DSO(), e.err)
+			}
+		}
 	}
-	if c, ok := r.(io.Closer); ok {
-		defer func() { _ = c.Close() }()
+	if e.obj == nil && e.err != nil && m.Exec() {
+		p.note(fmt.Sprintf("frames in %s stay unresolved: %v", m.DSO(), e.err))
 	}
-	obj, err := p.parse(r)
-	if err != nil {
-		e.err = fmt.Errorf("%s: %w", m.DSO(), err)
-		return nil
-	}
-	e.obj = obj
-	return obj
+	return e.obj
 }
 
 // parse reads r's symbols, reusing those of an object with the same build

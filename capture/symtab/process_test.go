@@ -270,3 +270,83 @@ func TestProcessOpenError(t *testing.T) {
 		t.Error("Object of an unreadable file: no error")
 	}
 }
+
+// TestProcessPinsFiles: a file opened when its mapping was first seen
+// still resolves after it disappears from /proc (the process exited) and
+// from disk.
+func TestProcessPinsFiles(t *testing.T) {
+	s := buildSymtest(t)
+	vals := symbolValues(t, s.lib)
+	const libPath = "/usr/lib/libsymtest.so"
+	const base = 0x7f0000000000
+	fp := newFakeProc(t)
+	m, ph := textMapping(t, s.lib, libPath, 7, base)
+	m.Deleted = true
+	mf := filepath.Join(fp.dir, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End))
+	copyFile(t, s.lib, mf)
+	fp.writeMaps(t, []Mapping{m})
+	p, err := NewProcess(fp.root, fp.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetDebugRoot("")
+	if err := os.RemoveAll(fp.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(); err == nil {
+		t.Error("Refresh of an exited process: no error")
+	}
+	addr := m.Start + (vals["lib_exported"] - ph.Vaddr&^0xfff) + 4
+	if fr := p.Resolve(addr); fr.Sym != "lib_exported" {
+		t.Errorf("Resolve after the process and file are gone = %+v, want lib_exported", fr)
+	}
+	notes := strings.Join(p.Notes(), "\n")
+	if !strings.Contains(notes, libPath+" was deleted or replaced on disk") || !strings.Contains(notes, "read from the mapped file") {
+		t.Errorf("Notes = %q, want the deleted library named", notes)
+	}
+}
+
+func TestProcessNotes(t *testing.T) {
+	s := buildSymtest(t)
+	const base = 0x7f0000000000
+	fp := newFakeProc(t)
+	exeA, exeB := filepath.Join(fp.root, "a"), filepath.Join(fp.root, "b")
+	copyFile(t, s.pie, exeA)
+	copyFile(t, s.pie, exeB)
+	if err := os.Symlink(exeA, filepath.Join(fp.dir, "exe")); err != nil {
+		t.Fatal(err)
+	}
+	// Replaced on disk and not in map_files: unresolvable.
+	ino := copyFile(t, s.lib, filepath.Join(fp.dir, "root", "/usr/lib/libsymtest.so"))
+	m, _ := textMapping(t, s.lib, "/usr/lib/libsymtest.so", ino+1, base)
+	fp.writeMaps(t, []Mapping{m})
+	p, err := NewProcess(fp.root, fp.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if n := p.Notes(); len(n) != 0 {
+		t.Errorf("Notes before anything happened = %q, want none", n)
+	}
+	p.Resolve(m.Start + 16)
+	p.Resolve(m.Start + 32)
+	notes := p.Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], "frames in /usr/lib/libsymtest.so stay unresolved") || !strings.Contains(notes[0], "replaced on disk") {
+		t.Errorf("Notes after resolving in a replaced file = %q, want one note naming it", notes)
+	}
+	// An exec: /proc/PID/exe now points to another file.
+	if err := os.Remove(filepath.Join(fp.dir, "exe")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exeB, filepath.Join(fp.dir, "exe")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	notes = p.Notes()
+	if len(notes) != 2 || !strings.Contains(notes[1], "exec'd "+exeB) || !strings.Contains(notes[1], "ran "+exeA) {
+		t.Errorf("Notes after an exec = %q, want it named with both programs", notes)
+	}
+}
