@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/flamediff/flamediff/workload"
 )
 
 // childEnv makes the test binary a workload instead of running tests (see
@@ -134,7 +136,16 @@ func TestProfileBusyLoop(t *testing.T) {
 
 	fdsBefore := openFDs(t)
 	p := load(t, Options{PID: pid, FrequencyHz: 499})
+	before, err := workload.ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	counts, h := sample(t, p, 2*time.Second)
+	after, err := workload.ReadProc("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := after.CPUSeconds() - before.CPUSeconds()
 
 	var sum uint64
 	for _, c := range counts {
@@ -144,8 +155,10 @@ func TestProfileBusyLoop(t *testing.T) {
 		}
 	}
 	t.Logf("%d samples in %d counts; health %+v", sum, len(counts), h)
-	if sum <= 500 {
-		t.Errorf("%d samples of a busy loop at 499 Hz for 2 s, want > 500", sum)
+	// The loop's CPU time (not wall time: a loaded machine shares the CPU)
+	// at 499 Hz, within 15% and the /proc tick granularity.
+	if want := 499 * cpu; float64(sum) < 0.85*want-10 || float64(sum) > 1.15*want+10 || sum < 50 {
+		t.Errorf("%d samples of a busy loop that used %.2f CPU-s at 499 Hz, want about %.0f", sum, cpu, want)
 	}
 	if h.Samples != sum+h.MapFull {
 		t.Errorf("Health.Samples = %d, want sum of counts %d + MapFull %d", h.Samples, sum, h.MapFull)

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/capture/symtab"
@@ -40,6 +42,9 @@ type bpfRun struct {
 	stopped chan struct{}
 	warn    []string
 }
+
+// mapsRefresh is how often the BPF sampler re-reads the target's maps.
+const mapsRefresh = time.Second
 
 // NewBPF returns the BPF sampler.
 func NewBPF() Sampler { return &BPF{ProcRoot: "/proc"} }
@@ -93,20 +98,33 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 	}
 	prof, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks})
 	if err != nil {
+		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
 	}
 	if err := prof.Start(); err != nil {
 		_ = prof.Close()
+		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
 	}
 	r.prof = prof
 	b.run = r
 	// A cancelled ctx stops the counting; Stop still returns the counts.
+	// Meanwhile the maps are re-read every second, so that libraries
+	// mapped for a moment and the program before an exec are known (and
+	// their files held open) when the counts are symbolised.
 	go func() {
-		select {
-		case <-ctx.Done():
-			_ = prof.Stop()
-		case <-r.stopped:
+		tick := time.NewTicker(mapsRefresh)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				_ = prof.Stop()
+				return
+			case <-r.stopped:
+				return
+			case <-tick.C:
+				_ = syms.Refresh()
+			}
 		}
 	}()
 	return nil
@@ -152,14 +170,14 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 		return r.res, r.err
 	}
 	close(r.stopped)
-	defer func() { _ = r.prof.Close() }()
+	defer func() { _ = r.prof.Close(); _ = r.syms.Close() }()
 	if err := r.prof.Stop(); err != nil {
 		r.err = fmt.Errorf("bpf sampler: %w", err)
 		return nil, r.err
 	}
 	warnings := append([]string(nil), r.warn...)
 	if err := r.syms.Refresh(); err != nil {
-		warnings = append(warnings, fmt.Sprintf("process %d exited during sampling (or its maps could not be read at the end): %v; symbols come from the maps read at the start", r.pid, err))
+		warnings = append(warnings, fmt.Sprintf("process %d exited during sampling (or its maps could not be read at the end): %v; what was counted is kept, resolved with the maps and files read at the start", r.pid, err))
 	}
 	counts, err := r.prof.Counts()
 	if err != nil {
@@ -192,6 +210,9 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	prof.Unit = fold.UnitSamples
 	prof.Event = DefaultEvent
 	res := &Result{Profile: prof, Samples: int64(health.Samples), Lost: int64(health.MapFull), Sampler: "bpf"}
+	res.Health = healthMap(health)
+	res.ProgramRunTime, res.ProgramRuns, _ = r.prof.RunTime()
+	warnings = append(warnings, r.syms.Notes()...)
 	warnings = append(warnings, healthWarnings(health)...)
 	res.Warnings = warnings
 	r.res = res
@@ -222,7 +243,12 @@ func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, ker
 			}
 		}
 		for _, a := range c.User {
-			if _, err := io.WriteString(w, syms.Resolve(a).PerfLine(a)+"\n"); err != nil {
+			f := syms.Resolve(a)
+			// perf prints "(/path (deleted))", which stackcollapse
+			// folds into a frame with a trailing space; the capture's
+			// warnings say the file was deleted, the frames stay clean.
+			f.DSO = strings.TrimSuffix(f.DSO, " (deleted)")
+			if _, err := io.WriteString(w, f.PerfLine(a)+"\n"); err != nil {
 				return err
 			}
 		}
@@ -233,13 +259,40 @@ func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, ker
 	return nil
 }
 
+// healthMap flattens the health counters for run.json.
+func healthMap(h bpf.Health) map[string]uint64 {
+	m := map[string]uint64{
+		"samples": h.Samples, "map_full": h.MapFull, "stack_map_full": h.StackMapFull,
+		"stack_nomem": h.StackNoMem, "collisions": h.Collisions, "truncated": h.Truncated,
+	}
+	for kind, errs := range map[string]map[int64]uint64{"user": h.UserStackErrors, "kernel": h.KernelStackErrors} {
+		var total uint64
+		for errno, n := range errs {
+			m[fmt.Sprintf("%s_stack_errno_%d", kind, errno)] = n
+			total += n
+		}
+		m[kind+"_stack_errors"] = total
+	}
+	return m
+}
+
 // healthWarnings turns the program's health counters into warnings; a
 // capture that lost more than 0.5% of its samples says so loudly.
 func healthWarnings(h bpf.Health) []string {
 	var w []string
 	if h.Samples > 0 && h.MapFull > 0 {
 		pct := 100 * float64(h.MapFull) / float64(h.Samples)
-		msg := fmt.Sprintf("%d of %d samples (%.2f%%) were dropped because a BPF map was full", h.MapFull, h.Samples, pct)
+		var why []string
+		if full := h.MapFull - h.StackNoMem - h.StackMapFull; full > 0 {
+			why = append(why, fmt.Sprintf("%d: the counts map was full", full))
+		}
+		if h.StackMapFull > 0 {
+			why = append(why, fmt.Sprintf("%d: the stacks map was full", h.StackMapFull))
+		}
+		if h.StackNoMem > 0 {
+			why = append(why, fmt.Sprintf("%d: no kernel memory at hand for a new stack", h.StackNoMem))
+		}
+		msg := fmt.Sprintf("%d of %d samples (%.2f%%) were dropped (%s)", h.MapFull, h.Samples, pct, strings.Join(why, "; "))
 		if pct > 0.5 {
 			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample a shorter window or less often"
 		}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/flamediff/flamediff/fold"
 )
@@ -84,8 +85,17 @@ type Result struct {
 	// were reported.
 	Lost     int64
 	RawPath  string // perf.data when Options.KeepRaw, else ""
-	Sampler  string // "perf"
+	Sampler  string // "perf" or "bpf"
 	Warnings []string
+	// Health holds the BPF sampler's health counters (see
+	// fold.Meta.SamplerHealth for the keys); nil for perf.
+	Health map[string]uint64
+	// ProgramRunTime and ProgramRuns are the BPF program's run time and
+	// run count over the window, as the kernel counted them while its BPF
+	// run-time statistics were on (bpf.EnableStats); 0 otherwise. The
+	// program runs in the sampled CPU's interrupt, on the target's time.
+	ProgramRunTime time.Duration
+	ProgramRuns    uint64
 }
 
 // Sampler samples one process. A Sampler is used once: Start, then Stop.
