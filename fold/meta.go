@@ -70,6 +70,14 @@ type Meta struct {
 	// a gap). LostSamples is what the sampler reported lost.
 	SampledCPUSeconds float64 `json:"sampled_cpu_seconds,omitempty"`
 	LostSamples       int64   `json:"lost_samples,omitempty"`
+	// SamplerHealth holds the BPF sampler's health counters over the
+	// window (samples, map_full, stack_map_full, stack_nomem, collisions,
+	// truncated, user_stack_errors, kernel_stack_errors, and
+	// user_stack_errno_N / kernel_stack_errno_N by errno); absent for perf.
+	SamplerHealth map[string]uint64 `json:"sampler_health,omitempty"`
+	// Warnings are what the sampler warned about (lost samples, a process
+	// that exited or exec'd, deleted files), as record printed them.
+	Warnings []string `json:"warnings,omitempty"`
 	// CallGraph is how stacks were walked ("fp", "dwarf").
 	CallGraph string `json:"call_graph,omitempty"`
 	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)

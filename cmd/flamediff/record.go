@@ -102,7 +102,7 @@ reason, and no perf or workload process is left behind.`,
 	f.IntVar(&opts.PID, "pid", 0, "sample process `N`")
 	f.StringVar(&opts.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
-	f.StringVar(&opts.Sampler, "sampler", "perf", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf)")
+	f.StringVar(&opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
 	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")
@@ -541,6 +541,8 @@ func (r *recorder) record(ctx context.Context) error {
 	r.meta.Samples = res.Samples
 	r.meta.LostSamples = res.Lost
 	r.meta.SampledCPUSeconds = float64(res.Samples) / float64(o.Freq)
+	r.meta.SamplerHealth = res.Health
+	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(r.s.ErrOut, "flamediff: warning: %s\n", w)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestRecordFlags(t *testing.T) {
 	}{
 		{name: "defaults with workload", args: []string{"--out", dir, "--", "sysbench", "x", "run"},
 			check: func(t *testing.T, o *RecordOptions) {
-				if o.Freq != 99 || o.CallGraph != "fp" || o.Warmup != 5*time.Second || o.Sampler != "perf" {
+				if o.Freq != 99 || o.CallGraph != "fp" || o.Warmup != 5*time.Second || o.Sampler != "auto" {
 					t.Errorf("defaults = freq %d, call graph %q, warmup %s, sampler %q", o.Freq, o.CallGraph, o.Warmup, o.Sampler)
 				}
 				if strings.Join(o.Workload, " ") != "sysbench x run" {
@@ -105,6 +106,50 @@ func TestLabelFromVersion(t *testing.T) {
 		if got := labelFromVersion(tt.v, tt.dir); got != tt.want {
 			t.Errorf("labelFromVersion(%q, %q) = %q, want %q", tt.v, tt.dir, got, tt.want)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// forEachSampler runs f as a subtest for each sampler that can run here
+// (perf, bpf), skipping the others with the reason.
+func forEachSampler(t *testing.T, f func(t *testing.T, sampler string)) {
+	t.Helper()
+	for _, sampler := range []string{"perf", "bpf"} {
+		t.Run(sampler, func(t *testing.T) {
+			requireSampler(t, sampler)
+			f(t, sampler)
+		})
+	}
+}
+
+func requireSampler(t *testing.T, sampler string) {
+	t.Helper()
+	if sampler == "perf" {
+		requirePerf(t)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the BPF sampler needs root")
+	}
+	if err := capture.CheckBPF(); err != nil {
+		t.Skipf("the BPF sampler cannot run here: %v", err)
 	}
 }
 
@@ -183,9 +228,20 @@ func TestRecordMariaDB(t *testing.T) {
 	if m.Operations == 0 || m.OpsCounter != "Questions" {
 		t.Errorf("operations %d (%s)", m.Operations, m.OpsCounter)
 	}
+	// --sampler auto picked the BPF sampler where it can run, and said so.
+	wantSampler := "bpf"
+	if capture.CheckBPF() != nil {
+		wantSampler = "perf"
+	}
+	if m.Sampler != wantSampler || !strings.HasPrefix(m.SamplerReason, "auto: ") {
+		t.Errorf("sampler %q (%q), want %s with the auto reason", m.Sampler, m.SamplerReason, wantSampler)
+	}
+	if m.Sampler == "bpf" && (m.SamplerHealth["samples"] != uint64(m.Samples) || m.SamplerHealth["map_full"] != 0) {
+		t.Errorf("sampler_health = %v, want samples %d and no map_full", m.SamplerHealth, m.Samples)
+	}
 	// The sampler saw the CPU the process used.
-	if !within(m.SampledCPUSeconds, m.CPUSeconds(), 0.20) {
-		t.Errorf("sampled CPU %.2f s vs accounted %.2f s: want within 20%%", m.SampledCPUSeconds, m.CPUSeconds())
+	if !within(m.SampledCPUSeconds, m.CPUSeconds(), 0.10) {
+		t.Errorf("sampled CPU %.2f s vs accounted %.2f s: want within 10%%", m.SampledCPUSeconds, m.CPUSeconds())
 	}
 	if m.VoluntaryCtxSwitches == 0 {
 		t.Errorf("no context switches counted")
@@ -198,13 +254,17 @@ func TestRecordMariaDB(t *testing.T) {
 	// Without server counters, operations come from sysbench's own report.
 	out2 := filepath.Join(t.TempDir(), "run2")
 	sb2 := srv.Sysbench(t, "oltp_update_non_index", "--time=10", "--report-interval=1", "run")
-	args2 := append([]string{"record", "--pid", strconv.Itoa(srv.PID), "--freq", "99", "--warmup", "2s",
+	// And with the other sampler, perf.
+	args2 := append([]string{"record", "--sampler", "perf", "--pid", strconv.Itoa(srv.PID), "--freq", "99", "--warmup", "2s",
 		"--margin", "1s", "--out", out2, "--quiet", "--"}, sb2...)
 	var stderr2 bytes.Buffer
 	if code := run(args2, strings.NewReader(""), &bytes.Buffer{}, &stderr2); code != 0 {
 		t.Fatalf("flamediff %q exited %d:\n%s", args2, code, stderr2.String())
 	}
-	m2, _ := readRun(t, out2)
+	m2, stacks2 := readRun(t, out2)
+	if m2.Sampler != "perf" || m2.SamplerHealth != nil || !strings.Contains(stacks2, ";mysqld_stmt_execute;") {
+		t.Errorf("--sampler perf: sampler %q, health %v, mysqld_stmt_execute in stacks: %v", m2.Sampler, m2.SamplerHealth, strings.Contains(stacks2, ";mysqld_stmt_execute;"))
+	}
 	if !strings.Contains(m2.OpsCounter, "sysbench") || m2.Operations == 0 || m2.ServerVersion != "" {
 		t.Errorf("without --socket: operations %d from %q, server version %q; want sysbench's count and no version", m2.Operations, m2.OpsCounter, m2.ServerVersion)
 	}
@@ -252,132 +312,151 @@ func noPerfLeft(t *testing.T, pid int) {
 }
 
 func TestRecordWorkloadFails(t *testing.T) {
-	requirePerf(t)
-	target := burner(t)
-	out := filepath.Join(t.TempDir(), "run")
-	var stderr bytes.Buffer
-	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "500ms", "--duration", "10s",
-		"--out", out, "--quiet", "--", "sh", "-c", "sleep 2; echo boom; exit 3"}
-	start := time.Now()
-	code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	if code != 1 {
-		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
-	}
-	if time.Since(start) > 8*time.Second {
-		t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
-	}
-	if !strings.Contains(stderr.String(), "incomplete run written") {
-		t.Errorf("stderr does not say the run is incomplete:\n%s", stderr.String())
-	}
-	m, stacks := readRun(t, out)
-	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
-		t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
-	}
-	if m.WorkloadExitCode == nil || *m.WorkloadExitCode != 3 {
-		t.Errorf("workload exit code = %v, want 3", m.WorkloadExitCode)
-	}
-	if stacks == "" || m.Samples == 0 {
-		t.Errorf("the samples taken before the failure were not kept (samples %d)", m.Samples)
-	}
-	log, _ := os.ReadFile(filepath.Join(out, "workload.log"))
-	if !strings.Contains(string(log), "boom") {
-		t.Errorf("workload.log = %q, want the workload's output", log)
-	}
-	noPerfLeft(t, target.Process.Pid)
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		var stderr bytes.Buffer
+		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "500ms", "--duration", "10s",
+			"--out", out, "--quiet", "--", "sh", "-c", "sleep 2; echo boom; exit 3"}
+		start := time.Now()
+		code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		if code != 1 {
+			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+		}
+		if time.Since(start) > 8*time.Second {
+			t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
+		}
+		if !strings.Contains(stderr.String(), "incomplete run written") {
+			t.Errorf("stderr does not say the run is incomplete:\n%s", stderr.String())
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
+			t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
+		}
+		if m.WorkloadExitCode == nil || *m.WorkloadExitCode != 3 {
+			t.Errorf("workload exit code = %v, want 3", m.WorkloadExitCode)
+		}
+		if stacks == "" || m.Samples == 0 {
+			t.Errorf("the samples taken before the failure were not kept (samples %d)", m.Samples)
+		}
+		log, _ := os.ReadFile(filepath.Join(out, "workload.log"))
+		if !strings.Contains(string(log), "boom") {
+			t.Errorf("workload.log = %q, want the workload's output", log)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
 }
 
 func TestRecordTargetDies(t *testing.T) {
-	requirePerf(t)
-	target := burner(t)
-	out := filepath.Join(t.TempDir(), "run")
-	go func() {
-		time.Sleep(2500 * time.Millisecond)
-		_ = target.Process.Kill()
-	}()
-	var stderr bytes.Buffer
-	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "20s", "--freq", "199", "--out", out, "--quiet"}
-	code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	if code != 1 {
-		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
-	}
-	m, stacks := readRun(t, out)
-	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
-		t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
-	}
-	if m.Samples < 100 || !strings.Contains(stacks, "sh") {
-		t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
-	}
-	noPerfLeft(t, target.Process.Pid)
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		go func() {
+			time.Sleep(2500 * time.Millisecond)
+			_ = target.Process.Kill()
+		}()
+		var stderr bytes.Buffer
+		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "20s", "--freq", "199", "--out", out, "--quiet"}
+		code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		if code != 1 {
+			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
+			t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
+		}
+		if m.Samples < 100 || !strings.Contains(stacks, "sh") {
+			t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
+		}
+		if m.Sampler != sampler {
+			t.Errorf("run.json sampler = %q, want %q", m.Sampler, sampler)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
 }
 
 // TestRecordInterrupt sends SIGINT to a real flamediff binary mid-window.
 func TestRecordInterrupt(t *testing.T) {
-	requirePerf(t)
+	if os.Geteuid() != 0 {
+		t.Skip("record tests need root")
+	}
 	bin := filepath.Join(t.TempDir(), "flamediff")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	target := burner(t)
-	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(bin, "record", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out, "--quiet")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("flamediff after SIGINT: %v, want exit status 1; stderr:\n%s", err, stderr.String())
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(bin, "record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("flamediff did not stop within 20 s of SIGINT; stderr:\n%s", stderr.String())
-	}
-	m, stacks := readRun(t, out)
-	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
-		t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
-	}
-	if m.Samples < 100 || stacks == "" {
-		t.Errorf("samples = %d: the ~3 s sampled before Ctrl-C were not kept", m.Samples)
-	}
-	var raw map[string]any
-	data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
-	}
-	noPerfLeft(t, target.Process.Pid)
+		// Interrupt 3 s into the window (starting perf may take a while
+		// on a loaded machine).
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "sampling pid"); {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("sampling did not start within 30 s; stderr:\n%s", stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(3 * time.Second)
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("flamediff after SIGINT: %v, want exit status 1; stderr:\n%s", err, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("flamediff did not stop within 20 s of SIGINT; stderr:\n%s", stderr.String())
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
+			t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
+		}
+		if m.Samples < 100 || stacks == "" {
+			t.Errorf("samples = %d: the ~3 s sampled before Ctrl-C were not kept", m.Samples)
+		}
+		var raw map[string]any
+		data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
+		if err := json.Unmarshal(data, &raw); err != nil {
+			t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
 }
 
 func TestRecordWorkloadEndsInWarmup(t *testing.T) {
-	requirePerf(t)
-	target := burner(t)
-	out := filepath.Join(t.TempDir(), "run")
-	var stderr bytes.Buffer
-	args := []string{"record", "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "5s", "--duration", "5s",
-		"--out", out, "--quiet", "--", "sh", "-c", "exit 0"}
-	start := time.Now()
-	if code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != 1 {
-		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
-	}
-	if time.Since(start) > 4*time.Second {
-		t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
-	}
-	if !strings.Contains(stderr.String(), "during the 5s warmup") {
-		t.Errorf("stderr = %q, want it to say the workload ended during the warmup", stderr.String())
-	}
-	m, _ := readRun(t, out)
-	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
-		t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
-	}
-	noPerfLeft(t, target.Process.Pid)
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		var stderr bytes.Buffer
+		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "5s", "--duration", "5s",
+			"--out", out, "--quiet", "--", "sh", "-c", "exit 0"}
+		start := time.Now()
+		if code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != 1 {
+			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+		}
+		if time.Since(start) > 4*time.Second {
+			t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
+		}
+		if !strings.Contains(stderr.String(), "during the 5s warmup") {
+			t.Errorf("stderr = %q, want it to say the workload ended during the warmup", stderr.String())
+		}
+		m, _ := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
+			t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
 }
 
 func TestMarkWriter(t *testing.T) {
