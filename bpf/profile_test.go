@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,9 +25,20 @@ import (
 const childEnv = "FLAMEDIFF_BPF_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "varied" {
+	switch os.Getenv(childEnv) {
+	case "varied":
 		variedStacks()
 		return
+	case "load":
+		// Run without privileges by TestLoadWithoutPrivileges.
+		p, err := Load(Options{PID: 1, FrequencyHz: 1, MaxStacks: 16})
+		if err == nil {
+			p.Close()
+			fmt.Println("loaded")
+			os.Exit(0)
+		}
+		fmt.Printf("permission=%v\n%v\n", errors.Is(err, ErrPermission), err)
+		os.Exit(3)
 	}
 	os.Exit(m.Run())
 }
@@ -312,5 +325,48 @@ func TestVerifierStats(t *testing.T) {
 		t.Logf("kernel=%v: %d instructions in the object, %s; verifier: %s", kernel,
 			len(spec.Programs[profileProgProfile].Instructions), insns, strings.TrimSpace(objs.Profile.VerifierLog))
 		objs.Close()
+	}
+}
+
+// TestLoadWithoutPrivileges loads the program as user nobody (no
+// CAP_BPF, no CAP_PERFMON): the error wraps ErrPermission and says what to
+// do.
+func TestLoadWithoutPrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a child as user nobody")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy nobody can run (the go build directory is private).
+	dir, err := os.MkdirTemp("", "flamediff-bpf-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "bpf.test")
+	if err := os.WriteFile(exe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), childEnv+"=load")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("child as nobody: %v, output %q; want exit 3 (Load failed)", err, out)
+	}
+	t.Logf("as nobody: %s", out)
+	if !strings.HasPrefix(string(out), "permission=true") || !strings.Contains(string(out), "CAP_BPF and CAP_PERFMON") {
+		t.Errorf("Load as nobody said %q: want an error wrapping ErrPermission that names CAP_BPF and CAP_PERFMON", out)
 	}
 }
