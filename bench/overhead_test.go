@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"sort"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
 	"github.com/flamediff/flamediff/workload"
@@ -68,45 +71,110 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	}{{"none", 0, false, false}, {"perf-99Hz", 99, false, false}, {"perf-999Hz", 999, false, false},
 		{"perf-a-99Hz", 99, true, false}, {"perf-a-999Hz", 999, true, false},
 		{"bpf-99Hz", 99, true, true}, {"bpf-999Hz", 999, true, true}}
+	// The BPF program's run time, counted by the kernel (two clock reads
+	// per run, in every configuration alike).
+	if stats, err := bpf.EnableStats(); err == nil {
+		defer stats.Close()
+	} else {
+		fmt.Printf("BPF run-time statistics unavailable: %v\n", err)
+	}
 	qps := make(map[string][]float64)
+	costs := make(map[string][]cost)
 	for i := 0; i < b.N; i++ {
 		for round := 0; round < pairs; round++ {
 			for k := range configs {
 				c := configs[(k+round)%len(configs)]
-				q, err := runOnce(b, srv, test, secs, c.freq, c.all, c.bpf)
+				q, cs, err := runOnce(b, srv, test, secs, c.freq, c.all, c.bpf)
 				if err != nil {
 					b.Fatalf("round %d, %s: %v", round+1, c.name, err)
 				}
 				qps[c.name] = append(qps[c.name], q)
-				fmt.Printf("round %d %-12s %9.1f qps\n", round+1, c.name, q)
+				costs[c.name] = append(costs[c.name], cs)
+				fmt.Printf("round %d %-12s %9.1f qps  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%\n",
+					round+1, c.name, q, 100*cs.window, 100*cs.total, 100*cs.program)
 			}
 		}
 	}
-	fmt.Printf("\n%s, %d rounds of %d s, interleaved:\n", test, pairs, secs)
+	fmt.Printf("\n%s, %d rounds of %d s, interleaved (sampler CPU: %% of one core per second of window):\n", test, pairs, secs)
+	// The first config is "none": what this process costs without a
+	// sampler (waiting for sysbench, reading its output).
+	harness := 0.0
 	for _, c := range configs {
-		var ratios []float64
+		var ratios, win, tot, prog, runNs []float64
 		for j, q := range qps[c.name] {
 			ratios = append(ratios, q/qps["none"][j])
+			cs := costs[c.name][j]
+			win, tot, prog, runNs = append(win, cs.window), append(tot, cs.total), append(prog, cs.program), append(runNs, cs.runNs)
 		}
 		m := median(ratios)
-		fmt.Printf("  %-12s median %9.1f qps, median ratio to none %.4f (QPS loss %.2f%%)\n", c.name, median(qps[c.name]), m, 100*(1-m))
-		if c.freq > 0 {
+		fmt.Printf("  %-12s median %9.1f qps, ratio to none %.4f (QPS loss %5.2f%%)", c.name, median(qps[c.name]), m, 100*(1-m))
+		if c.freq == 0 {
+			fmt.Printf("; harness CPU %.2f%% (subtracted below)", 100*median(win))
+			harness = median(win)
+		} else {
+			fmt.Printf("; sampler CPU %.2f%% in the window, %.2f%% with stop", 100*(median(win)-harness), 100*(median(tot)-harness))
 			b.ReportMetric(100*(1-m), "%loss-"+c.name)
+			b.ReportMetric(100*(median(win)-harness), "%cpu-"+c.name)
 		}
+		if c.bpf {
+			fmt.Printf("; BPF program %.3f%% (%.0f ns a run)", 100*median(prog), median(runNs))
+		}
+		fmt.Println()
 	}
 }
 
+// cost is what sampling cost besides the server's lost QPS, in CPU seconds
+// per second of window: window is this process and its perf children while
+// sampling; total adds stopping (perf script, symbolisation, folding);
+// program is the BPF program's run time (spent in the sampled CPU's
+// interrupt, on the server's time). runNs is the program's mean run time.
+type cost struct {
+	window, total, program, runNs float64
+}
+
+// selfCPU returns the CPU seconds of this process and of its waited-for
+// children.
+func selfCPU() float64 {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(self.Utime) + tv(self.Stime) + tv(children.Utime) + tv(children.Stime)
+}
+
+// perfChildrenCPU returns the CPU seconds of this process's running perf
+// children (perf record, before it is waited for).
+func perfChildrenCPU() float64 {
+	ps, err := capture.FindProcesses("/proc", "perf")
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, p := range ps {
+		if parentOf(p.PID) != os.Getpid() {
+			continue
+		}
+		if st, err := workload.ReadProc("/proc", p.PID); err == nil {
+			sum += st.CPUSeconds()
+		}
+	}
+	return sum
+}
+
 // runOnce runs sysbench for secs seconds, sampling the server at freq Hz
-// for the whole run when freq > 0, and returns sysbench's QPS.
-func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all, useBPF bool) (float64, error) {
+// for the whole run when freq > 0, and returns sysbench's QPS and what the
+// sampler cost.
+func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all, useBPF bool) (float64, cost, error) {
 	var sampler capture.Sampler
+	var cs cost
+	cpu0 := selfCPU()
 	if freq > 0 {
 		sampler = capture.NewPerf()
 		if useBPF {
 			sampler = capture.NewBPF()
 		}
 		if err := sampler.Start(context.Background(), srv.PID, capture.Options{FrequencyHz: freq, SystemWide: all}); err != nil {
-			return 0, err
+			return 0, cs, err
 		}
 		defer func() { _, _ = sampler.Stop(context.Background()) }()
 	}
@@ -115,18 +183,47 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	start := time.Now()
+	start, win0, perf0 := time.Now(), selfCPU(), perfChildrenCPU()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("sysbench: %w\n%s", err, out.String())
+		return 0, cs, fmt.Errorf("sysbench: %w\n%s", err, out.String())
 	}
+	window := time.Since(start).Seconds()
+	// sysbench is a waited-for child too: leave it out.
+	sb := 0.0
+	if st := cmd.ProcessState; st != nil {
+		sb = (st.UserTime() + st.SystemTime()).Seconds()
+	}
+	cs.window = (selfCPU() - sb - win0 + perfChildrenCPU() - perf0) / window
 	if freq > 0 {
-		if _, err := sampler.Stop(context.Background()); err != nil {
-			return 0, fmt.Errorf("perf stop after %s: %w", time.Since(start), err)
+		res, err := sampler.Stop(context.Background())
+		if err != nil {
+			return 0, cs, fmt.Errorf("%s stop after %s: %w", sampler.Name(), time.Since(start), err)
+		}
+		cs.total = (selfCPU() - sb - cpu0) / window
+		cs.program = res.ProgramRunTime.Seconds() / window
+		if res.ProgramRuns > 0 {
+			cs.runNs = float64(res.ProgramRunTime.Nanoseconds()) / float64(res.ProgramRuns)
 		}
 	}
 	rep, err := workload.ParseSysbench(&out)
 	if err != nil {
-		return 0, err
+		return 0, cs, err
 	}
-	return rep.QPS, nil
+	return rep.QPS, cs, nil
+}
+
+// parentOf returns the PPid of /proc/PID/status, or -1.
+func parentOf(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }
