@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test generate bench bench-overhead fuzz lint fmt ci
+.PHONY: help build test generate bench bench-overhead bench-svg fuzz lint fmt ci
 
 help:
-	@echo "targets: build test bench bench-overhead fuzz lint fmt generate ci"
+	@echo "targets: build test bench bench-overhead bench-svg fuzz lint fmt generate ci"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/flamediff
@@ -29,6 +29,11 @@ bench:
 # FLAMEDIFF_BENCH_SECONDS and FLAMEDIFF_BENCH_TEST tune it.
 bench-overhead:
 	$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m
+
+# Flame graph of 100,000 distinct stacks with the default --minwidth: time
+# and SVG size (target: under 1 s and 5 MB).
+bench-svg:
+	$(GO) test ./flamegraph -run '^$$' -bench Render100k -benchtime 5x -benchmem
 
 # A short pass of every fuzz test.
 fuzz:

@@ -59,6 +59,7 @@ difference between versions.`,
 		newDiffCmd(s, nil),
 		newMapCmd(s),
 		newRecordCmd(s, nil),
+		newSVGCmd(s, nil), newHTMLCmd(s, nil),
 	)
 	return root
 }

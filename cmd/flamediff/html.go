@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/flamegraph"
+)
+
+// HTMLOptions are the inputs of `flamediff html`.
+type HTMLOptions struct {
+	IO *streams
+	// Profiles is PROFILE, or BASE and TARGET with --diff.
+	Profiles []string
+	graphFlags
+	// Report flags, as report and diff have them.
+	Top     int
+	Roots   []string
+	Depth   int
+	Threads bool
+	Explain bool
+	// Load reads a profile; nil means loadProfile.
+	Load profileLoader
+}
+
+func newHTMLCmd(s *streams, runF func(*HTMLOptions) error) *cobra.Command {
+	opts := &HTMLOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "html [flags] PROFILE | html --diff [flags] BASE TARGET",
+		Short: "Write one self-contained HTML page: the report tables and the flame graph",
+		Long: `Write one HTML file holding what flamediff report (or, with --diff, flamediff
+diff) prints as tables, and the flame graph (or differential flame graph) of
+flamediff svg inline, with its zoom and search. Everything is in the one
+file: no script, style or font is loaded from anywhere, so it can be mailed
+or attached to a ticket.
+
+Flame graph flags are those of flamediff svg; --top, --root, --depth,
+--threads and --explain shape the tables as in report and diff.`,
+		Example: `  flamediff html -o 10.11.html --root mysqld_stmt_execute testdata/runs/mariadb-10.11-update-index
+  flamediff html --diff --map examples/symbolmaps/mariadb.yaml --root mysqld_stmt_execute -o diff.html \
+      testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Profiles = args
+			if err := opts.validate("html", len(args)); err != nil {
+				return err
+			}
+			if opts.Top < 0 {
+				return usageError("--top %d: want 0 (all) or a positive number", opts.Top)
+			}
+			if opts.Depth < 0 {
+				return usageError("--depth %d: want 0 or more", opts.Depth)
+			}
+			if opts.Diff && args[0] == "-" && args[1] == "-" {
+				return usageError("standard input (-) can be given only once")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runHTML(cmd.Context(), opts)
+		},
+	}
+	opts.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&opts.Top, "top", 30, "show the first `N` functions in the tables (0: all)")
+	f.StringArrayVar(&opts.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
+	f.IntVar(&opts.Depth, "depth", 2, "levels of callees under each --root")
+	f.BoolVar(&opts.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
+	f.BoolVar(&opts.Explain, "explain", false, "add a table of which map rule turned which original symbol into which name")
+	return cmd
+}
+
+func runHTML(ctx context.Context, opts *HTMLOptions) error {
+	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
+	if err != nil {
+		return err
+	}
+	g, err := opts.layout(in, opts.Profiles)
+	if err != nil {
+		return err
+	}
+	roots, err := resolveRoots(opts.Roots, in.ps, in.expls)
+	if err != nil {
+		return err
+	}
+	cf := commonFlags{MapFile: opts.MapFile, Format: formatTable, Top: opts.Top, Roots: roots, Depth: opts.Depth,
+		Threads: opts.Threads, Explain: opts.Explain, CollapseThreshold: diff.DefaultCollapseThreshold}
+	dopts := diffOptions(in.m, &cf, roots)
+	dopts.Labels = in.labels
+	var doc *document
+	if opts.Diff {
+		r, err := diff.Compute(in.ps[0], in.ps[1:], dopts)
+		if err != nil {
+			return fmt.Errorf("html: %w", err)
+		}
+		doc = diffDocument(r, in.expls, opts.Top, opts.Explain, completenessWarnings(r.Summaries), formatTable)
+	} else {
+		sum := diff.Summarize(in.ps[0], dopts)
+		doc = reportDocument(sum, in.expls[0], opts.Top, opts.Explain, completenessWarnings([]*diff.Summary{sum}), formatTable)
+	}
+	var out bytes.Buffer
+	if err := flamegraph.WritePage(&out, htmlPage(doc, g)); err != nil {
+		return err
+	}
+	return writeOutput(opts.IO, opts.Output, out.Bytes())
+}
+
+// completenessWarnings are the stack completeness warnings of the profiles.
+func completenessWarnings(sums []*diff.Summary) []string {
+	var out []string
+	for _, s := range sums {
+		if c := s.Completeness; c != nil {
+			if w := c.Warning(); w != "" {
+				out = append(out, fmt.Sprintf("warning: %s: %s", s.Profile.Label, w))
+			}
+		}
+	}
+	return out
+}
+
+// htmlPage turns a report document into a page around the graph.
+func htmlPage(d *document, g *flamegraph.Graph) flamegraph.Page {
+	p := flamegraph.Page{Title: d.title, Graph: g, Notes: d.notes}
+	if p.Title == "" {
+		p.Title = g.Title()
+	}
+	for _, s := range d.sections {
+		t := flamegraph.Table{Title: s.title, Rows: s.rows, Notes: s.notes}
+		for _, c := range s.cols {
+			t.Columns = append(t.Columns, flamegraph.Column{Head: c.head, Numeric: c.num})
+		}
+		for i, r := range t.Rows {
+			if len(r) < len(t.Columns) {
+				t.Rows[i] = append(r, make([]string, len(t.Columns)-len(r))...)
+			}
+		}
+		p.Tables = append(p.Tables, t)
+	}
+	for i, n := range p.Notes {
+		p.Notes[i] = strings.TrimSpace(n)
+	}
+	return p
+}

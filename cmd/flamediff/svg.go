@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/flamegraph"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/symbolmap"
+)
+
+// Values of --normalize beyond flamegraph's.
+const normalizeAuto = "auto"
+
+// graphFlags are the flame graph flags svg and html share.
+type graphFlags struct {
+	Diff      bool
+	MapFile   string
+	Output    string
+	Strict    bool
+	Title     string
+	Subtitle  string
+	Width     int
+	Height    int
+	MinWidth  string
+	Colors    string
+	Hash      bool
+	CountName string
+	Reverse   bool
+	Inverted  bool
+	ColorBy   string
+	MinDelta  float64
+	Normalize string
+	Negate    bool
+
+	// set by validate
+	minWidthPx, minWidthPct float64
+	changed                 func(name string) bool
+}
+
+func (g *graphFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&g.Diff, "diff", false, "draw a differential flame graph of BASE and TARGET")
+	f.StringVar(&g.MapFile, "map", "", "symbol map `FILE`: renames (so versions line up), subsystems (--colors subsystem, tooltips)")
+	f.StringVarP(&g.Output, "output", "o", "", "write to `FILE` instead of standard output")
+	f.BoolVar(&g.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	f.StringVar(&g.Title, "title", "", "title `TEXT` (default \"Flame Graph\", \"Icicle Graph\" or \"Differential Flame Graph\")")
+	f.StringVar(&g.Subtitle, "subtitle", "", "second title line `TEXT` (a differential graph says BASE → TARGET by default)")
+	f.IntVar(&g.Width, "width", flamegraph.DefaultWidth, "image width in `PIXELS`")
+	f.IntVar(&g.Height, "height", flamegraph.DefaultFrameHeight, "frame height in `PIXELS`")
+	f.StringVar(&g.MinWidth, "minwidth", strconv.FormatFloat(flamegraph.DefaultMinWidth, 'g', -1, 64),
+		"merge frames narrower than `W` pixels into their parent (\"0.5%\": a percentage of the total; 0: draw all)")
+	f.StringVar(&g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+joinPalettes()+" (subsystem needs --map with subsystems)")
+	f.BoolVar(&g.Hash, "hash", false, "colour by name: every frame of a function gets the same colour")
+	f.StringVar(&g.CountName, "countname", "", "what values count, in tooltips (default: samples, or ns for perf period sums of cpu-clock)")
+	f.BoolVar(&g.Reverse, "reverse", false, "reverse every stack (leaf first): a flame graph of callers")
+	f.BoolVar(&g.Inverted, "inverted", false, "draw an icicle graph: root at the top")
+	f.StringVar(&g.ColorBy, "color-by", string(flamegraph.ColorBySubtree), "with --diff: colour a frame by the change of its whole subtree, or of its self samples (self: the classic differential graph)")
+	f.Float64Var(&g.MinDelta, "min-delta", 0, "with --diff: draw changes smaller than `D` (pp, or µs/op with --normalize per-op) as unchanged")
+	f.StringVar(&g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)")
+	f.BoolVar(&g.Negate, "negate", false, "with --diff: widths follow BASE instead of TARGET (frames gone in TARGET show); red still means grown")
+	g.changed = func(name string) bool { return cmd.Flags().Changed(name) }
+}
+
+func joinPalettes() string {
+	s := make([]string, len(flamegraph.Palettes))
+	for i, p := range flamegraph.Palettes {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// validate checks the flags against each other and the number of profiles.
+func (g *graphFlags) validate(cmdName string, nargs int) error {
+	if g.Diff && nargs != 2 {
+		return usageError("%s --diff takes a BASE and a TARGET profile, got %d arguments", cmdName, nargs)
+	}
+	if !g.Diff && nargs != 1 {
+		if nargs == 2 {
+			return usageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
+		}
+		return usageError("%s takes one PROFILE, got %d arguments", cmdName, nargs)
+	}
+	if g.Width < 100 {
+		return usageError("--width %d: want at least 100 pixels", g.Width)
+	}
+	if g.Height < 4 {
+		return usageError("--height %d: want at least 4 pixels", g.Height)
+	}
+	mw := strings.TrimSpace(g.MinWidth)
+	isPct := strings.HasSuffix(mw, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(mw, "%"), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || isPct && v >= 100 {
+		return usageError("--minwidth %q: want pixels (0.1) or a percentage of the total (0.5%%)", g.MinWidth)
+	}
+	switch {
+	case isPct && v > 0:
+		g.minWidthPct = v
+	case v == 0:
+		g.minWidthPx = -1 // draw every frame
+	default:
+		g.minWidthPx = v
+	}
+	if !isPalette(g.Colors) {
+		return usageError("--colors %q: want one of %s", g.Colors, joinPalettes())
+	}
+	if g.Diff && g.changed != nil && g.changed("colors") {
+		return usageError("--colors applies to single flame graphs; a --diff graph is coloured by change (see --color-by)")
+	}
+	if g.Colors == string(flamegraph.PaletteSubsystem) && g.MapFile == "" {
+		return usageError("--colors subsystem needs --map FILE with subsystems (e.g. examples/symbolmaps/mariadb.yaml)")
+	}
+	if !g.Diff && g.changed != nil {
+		for _, name := range []string{"color-by", "min-delta", "normalize", "negate"} {
+			if g.changed(name) {
+				return usageError("--%s applies to differential graphs only (add --diff BASE TARGET)", name)
+			}
+		}
+	}
+	if g.ColorBy != string(flamegraph.ColorBySubtree) && g.ColorBy != string(flamegraph.ColorBySelf) {
+		return usageError("--color-by %q: want subtree or self", g.ColorBy)
+	}
+	if g.MinDelta < 0 || math.IsNaN(g.MinDelta) {
+		return usageError("--min-delta %g: want 0 or more", g.MinDelta)
+	}
+	switch g.Normalize {
+	case normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp):
+	default:
+		return usageError("--normalize %q: want auto, share or per-op", g.Normalize)
+	}
+	return nil
+}
+
+func isPalette(s string) bool {
+	for _, p := range flamegraph.Palettes {
+		if string(p) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SVGOptions are the inputs of `flamediff svg`.
+type SVGOptions struct {
+	IO *streams
+	// Profiles is PROFILE, or BASE and TARGET with --diff.
+	Profiles []string
+	graphFlags
+	// Load reads a profile; nil means loadProfile.
+	Load profileLoader
+}
+
+func newSVGCmd(s *streams, runF func(*SVGOptions) error) *cobra.Command {
+	opts := &SVGOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "svg [flags] PROFILE | svg --diff [flags] BASE TARGET",
+		Short: "Draw an interactive flame graph, or a differential flame graph of two versions, as SVG",
+		Long: `Draw a flame graph of PROFILE as one self-contained, interactive SVG: hover
+a frame for its figures, click to zoom (Reset Zoom undoes it), Search or
+Ctrl-F to highlight frames matching a regular expression and see their share;
+the URL fragment keeps zoom and search, so a link shows the same view. Frames
+are sorted by name on each level; widths are proportional to samples; frames
+narrower than --minwidth pixels are merged into their parent.
+
+With --diff, draw BASE and TARGET (after --map renames) as one graph: widths
+follow TARGET (--negate: BASE), colour shows the change, red where a frame
+grew and blue where it shrank, more saturated the larger the change, pale
+where it did not change; frames found in one profile only have a dashed
+outline. By default a frame is coloured by the change of its whole subtree
+(--color-by subtree), so a caller whose callees all grew is red too;
+--color-by self colours by the frame's own samples, as flamegraph.pl's
+difffolded graphs do. Changes are compared as shares of each profile's
+samples (percentage points), or, when both inputs are run directories with
+cpu_seconds and operations in run.json, as CPU µs per operation (--normalize
+per-op, the default then): a version that does more work per query shows it
+even when its shares look alike. The subtitle says which one was used.
+
+PROFILE, BASE and TARGET are files in any format flamediff fold reads, run
+directories (stacks.folded and run.json), or - for standard input.`,
+		Example: `  flamediff svg -o 10.11.svg testdata/runs/mariadb-10.11-update-index
+  flamediff svg --colors subsystem --map examples/symbolmaps/mariadb.yaml --hash \
+      -o subsystems.svg testdata/runs/mariadb-11.8-update-index
+  flamediff svg --diff --map examples/symbolmaps/mariadb.yaml -o diff.svg \
+      testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
+  flamediff svg --diff --color-by self --normalize share --min-delta 0.5 -o diff.svg 10.11.folded 11.8.folded
+  flamediff svg --inverted --reverse --title "Who calls memcpy" -o callers.svg stacks.folded
+  perf script | flamediff fold | flamediff svg --minwidth 0.5% - > out.svg`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Profiles = args
+			if err := opts.validate("svg", len(args)); err != nil {
+				return err
+			}
+			if opts.Diff && args[0] == "-" && args[1] == "-" {
+				return usageError("standard input (-) can be given only once")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSVG(cmd.Context(), opts)
+		},
+	}
+	opts.register(cmd)
+	return cmd
+}
+
+// graphInput is what svg and html read: the mapped profiles, their rewrites
+// and labels, and the map.
+type graphInput struct {
+	m      *symbolmap.Map
+	ps     []*fold.Profile
+	expls  []*symbolmap.Explanation
+	labels []string
+}
+
+func loadGraphInput(ctx context.Context, s *streams, load profileLoader, paths []string, g *graphFlags) (*graphInput, error) {
+	m, err := loadMap(s, g.MapFile)
+	if err != nil {
+		return nil, err
+	}
+	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
+		return nil, usageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
+	}
+	in := &graphInput{m: m}
+	for _, path := range paths {
+		p, expl, err := loadMapped(ctx, s, load, path, g.Strict, m)
+		if err != nil {
+			return nil, err
+		}
+		in.ps = append(in.ps, p)
+		in.expls = append(in.expls, expl)
+		in.labels = append(in.labels, profileLabel(p, path))
+	}
+	if len(in.labels) == 2 && in.labels[0] == in.labels[1] {
+		in.labels[0] += " (base)"
+		in.labels[1] += " (target)"
+	}
+	return in, nil
+}
+
+// layout lays out the graph the flags ask for.
+func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, error) {
+	o := flamegraph.Options{
+		Title: g.Title, Subtitle: g.Subtitle,
+		Width: g.Width, FrameHeight: g.Height,
+		MinWidth: g.minWidthPx, MinWidthPercent: g.minWidthPct,
+		Palette: flamegraph.Palette(g.Colors), Hash: g.Hash,
+		CountName: g.CountName, Reverse: g.Reverse, Inverted: g.Inverted,
+		ColorBy: flamegraph.ColorBy(g.ColorBy), MinDelta: g.MinDelta, Negate: g.Negate,
+	}
+	if in.m.HasSubsystems() {
+		o.Subsystem = in.m.Subsystem
+		o.Subsystems = in.m.Subsystems()
+	}
+	last := in.ps[len(in.ps)-1]
+	if o.CountName == "" {
+		o.CountName = countName(last)
+	}
+	if !g.Diff {
+		o.TargetLabel = in.labels[0]
+		gr, err := flamegraph.Layout(in.ps[0], o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", paths[0], err)
+		}
+		return gr, nil
+	}
+	o.BaseLabel, o.TargetLabel = in.labels[0], in.labels[1]
+	switch g.Normalize {
+	case normalizeAuto:
+		o.Normalize = flamegraph.NormalizeShare
+		if in.ps[0].Meta.HasPerOp() && in.ps[1].Meta.HasPerOp() {
+			o.Normalize = flamegraph.NormalizePerOp
+		}
+	case string(flamegraph.NormalizePerOp):
+		o.Normalize = flamegraph.NormalizePerOp
+		for i, p := range in.ps {
+			if !p.Meta.HasPerOp() {
+				return nil, fmt.Errorf("--normalize per-op: %s has no run metadata with cpu_seconds and operations; give run directories (stacks.folded and run.json) or use --normalize share", paths[i])
+			}
+		}
+	default:
+		o.Normalize = flamegraph.NormalizeShare
+	}
+	gr, err := flamegraph.LayoutDiff(in.ps[0], in.ps[1], o)
+	if err != nil {
+		if errors.Is(err, flamegraph.ErrEmpty) {
+			return nil, fmt.Errorf("%s vs %s: %w", paths[0], paths[1], err)
+		}
+		return nil, err
+	}
+	return gr, nil
+}
+
+// countName names a profile's values: samples, or ns for perf period sums
+// of a clock event.
+func countName(p *fold.Profile) string {
+	if p.Unit != fold.UnitPeriod {
+		return "samples"
+	}
+	switch p.Event {
+	case "cpu-clock", "task-clock":
+		return "ns"
+	}
+	return "period"
+}
+
+func runSVG(ctx context.Context, opts *SVGOptions) error {
+	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
+	if err != nil {
+		return err
+	}
+	g, err := opts.layout(in, opts.Profiles)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := g.WriteSVG(&out); err != nil {
+		return err
+	}
+	return writeOutput(opts.IO, opts.Output, out.Bytes())
+}
