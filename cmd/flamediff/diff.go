@@ -22,6 +22,8 @@ type DiffOptions struct {
 	commonFlags
 	// Load reads a profile; nil means loadProfile.
 	Load profileLoader
+	// Suggest prints proposed map rules under the tables (map_suggest.go).
+	Suggest bool
 }
 
 func newDiffCmd(s *streams, runF func(*DiffOptions) error) *cobra.Command {
@@ -72,6 +74,7 @@ Functions are sorted by their largest change in inclusive share.`,
 		},
 	}
 	opts.register(cmd)
+	cmd.Flags().BoolVar(&opts.Suggest, "suggest", false, "when functions hold 0.5% or more in one profile only, print the top proposed map rules under the tables (map suggest prints them all, as YAML)")
 	return cmd
 }
 
@@ -85,8 +88,12 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	ps := make([]*fold.Profile, len(paths))
 	expls := make([]*symbolmap.Explanation, len(paths))
 	labels := make([]string, len(paths))
+	load, raw := opts.Load, []*fold.Profile(nil)
+	if opts.Suggest {
+		load = recordingLoader(load, &raw)
+	}
 	for i, path := range paths {
-		if ps[i], expls[i], err = loadMapped(ctx, s, opts.Load, path, opts.Strict, m); err != nil {
+		if ps[i], expls[i], err = loadMapped(ctx, s, load, path, opts.Strict, m); err != nil {
 			return err
 		}
 		labels[i] = profileLabel(ps[i], path)
@@ -109,6 +116,18 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 			}
 		}
 	}
+	var suggest []section
+	if opts.Suggest {
+		if suggest, err = suggestSections(m, raw, labels); err != nil {
+			return err
+		}
+		if opts.Format == formatJSON || opts.Format == formatCSV {
+			err = writeDocument(s.ErrOut, formatTable, &document{sections: suggest})
+			if err != nil {
+				return err
+			}
+		}
+	}
 	var out bytes.Buffer
 	switch opts.Format {
 	case formatJSON:
@@ -128,7 +147,9 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 			}
 		}
 	default:
-		err = writeDocument(&out, opts.Format, diffDocument(r, expls, opts.Top, opts.Explain, warnings, opts.Format))
+		d := diffDocument(r, expls, opts.Top, opts.Explain, warnings, opts.Format)
+		d.sections = append(d.sections, suggest...)
+		err = writeDocument(&out, opts.Format, d)
 	}
 	if err != nil {
 		return err

@@ -23,13 +23,14 @@ frames that exist in one version only, normalises thread names and build
 noise, and defines subsystems. See examples/symbolmaps/ for real maps.`,
 		Example: `  flamediff map check examples/symbolmaps/mariadb.yaml
   flamediff map check examples/symbolmaps/mariadb.yaml --profile testdata/runs/mariadb-11.8-update-index
+  flamediff map suggest testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
   flamediff diff --map examples/symbolmaps/mariadb.yaml --explain BASE TARGET`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError("map needs a subcommand: check")
+			return usageError("map needs a subcommand: check, suggest")
 		},
 	}
-	cmd.AddCommand(newMapCheckCmd(s, nil))
+	cmd.AddCommand(newMapCheckCmd(s, nil), newMapSuggestCmd(s, nil))
 	return cmd
 }
 

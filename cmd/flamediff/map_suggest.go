@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/symbolmap"
+)
+
+// mapSuggestOptions are the inputs of "flamediff map suggest".
+type mapSuggestOptions struct {
+	IO           *streams
+	Base, Target string
+	MapFile      string
+	Output       string
+	Apply        string
+	Force        bool
+	Root         string
+	MinShare     float64
+	MinScore     float64
+	Top          int
+	Strict       bool
+	Load         profileLoader // nil: loadProfile
+}
+
+// newMapSuggestCmd builds "flamediff map suggest"; runF replaces runMapSuggest in tests.
+func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Command {
+	opts := &mapSuggestOptions{IO: s}
+	cmd := &cobra.Command{
+		Use:   "suggest [flags] BASE TARGET",
+		Short: "Propose symbol map rules for functions found in one profile only",
+		Long: `Suggest finds the functions that hold at least --min-share percent of the
+samples in one profile and are absent from the other (after --map, if
+given), and proposes the rules that pair them, judged by where they sit in
+the call tree:
+
+  rename  a function of TARGET is a function of BASE under another name:
+          same caller, overlapping callees, similar share
+  elide   a function is an extra frame between a caller and callees that
+          the other profile calls directly (a wrapper)
+  split   several functions of one profile together do the work of one
+          function of the other (one rename rule onto that name)
+
+Callers and callees count only when they are in both profiles; unresolved
+frames ([mariadbd], [unknown], [libc.so.6]) are looked through and never
+proposed. A pair must share a callee, and a caller when either has one:
+siblings of a similar share are no evidence, so leaf functions are never
+paired. Each proposal has a score from 0 to 1 and its evidence: the shared
+callers and callees with their shares in BASE | TARGET. Canonical names are
+BASE's. Proposals are found best first, and each is applied before the next
+is sought, so that a rename lets the wrappers under it be recognised.
+
+The output is symbol map YAML, the rules commented with their evidence,
+then the functions left unpaired (new or gone code). Without --map it is a
+complete map; with --map it holds elide: and rename: lists to merge into
+that map's (rename rules first). --apply NEW writes the merged map to NEW
+(atomically); it never overwrites an existing file, the --map file
+included, without --force.`,
+		Example: `  flamediff map suggest testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
+  flamediff map suggest --root mysqld_stmt_execute --min-share 1 10.11/ 11.8/
+  flamediff map suggest --map mariadb.yaml --apply mariadb-new.yaml 10.11/ 11.8/
+  flamediff map suggest -o suggested.yaml 10.11.folded 11.8.folded
+  flamediff diff --map suggested.yaml --suggest 10.11.folded 11.8.folded`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError("map suggest takes BASE and TARGET profiles, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Base, opts.Target = args[0], args[1]
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runMapSuggest(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.MapFile, "map", "", "apply this symbol map `FILE` first; proposals are rules to add to it")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the proposals to `FILE` instead of standard output")
+	f.StringVar(&opts.Apply, "apply", "", "write the map with the proposals merged in to the new file `NEW`")
+	f.BoolVar(&opts.Force, "force", false, "let --apply and -o overwrite an existing file, the --map file included")
+	f.StringVar(&opts.Root, "root", "", "consider only function `FN` and the functions below it")
+	f.Float64Var(&opts.MinShare, "min-share", symbolmap.DefaultSuggestMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
+	f.Float64Var(&opts.MinScore, "min-score", symbolmap.DefaultSuggestMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
+	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
+	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	return cmd
+}
+
+func (o *mapSuggestOptions) validate() error {
+	if !(o.MinShare > 0 && o.MinShare <= 100) {
+		return usageError("--min-share %g: want a percentage above 0 and at most 100", o.MinShare)
+	}
+	if !(o.MinScore > 0 && o.MinScore <= 1) {
+		return usageError("--min-score %g: want a score above 0 and at most 1", o.MinScore)
+	}
+	if o.Top < 0 {
+		return usageError("--top %d: want 0 (all) or a positive number", o.Top)
+	}
+	if o.Base == "-" && o.Target == "-" {
+		return usageError("standard input (-) can be given only once")
+	}
+	return nil
+}
+
+// errExists is returned when an output file exists and --force is not given.
+var errExists = errors.New("file exists")
+
+// runMapSuggest loads the map and both profiles, prints the proposals and,
+// with --apply, writes the merged map.
+func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
+	s := opts.IO
+	for _, out := range []string{opts.Apply, opts.Output} {
+		if err := checkNewFile(out, opts.MapFile, opts.Force); err != nil {
+			return err
+		}
+	}
+	if opts.Apply != "" && opts.Apply == opts.Output {
+		return usageError("--apply and -o name the same file %s", opts.Apply)
+	}
+	var src []byte
+	m := symbolmap.Default()
+	if opts.MapFile != "" {
+		var err error
+		if src, err = os.ReadFile(opts.MapFile); err != nil {
+			return fmt.Errorf("symbol map %w", err)
+		}
+		m, err = parseMap(s, src, opts.MapFile)
+		if err != nil {
+			return err
+		}
+	}
+	ps := make([]*fold.Profile, 2)
+	for i, path := range []string{opts.Base, opts.Target} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := loadRaw(s, opts.Load, path, opts.Strict)
+		if err != nil {
+			return err
+		}
+		ps[i] = p
+	}
+	sug, err := symbolmap.Suggest(m, ps[0], ps[1], symbolmap.SuggestOptions{
+		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,
+	})
+	if err != nil {
+		return err
+	}
+	if sug.BaseLabel == "" {
+		sug.BaseLabel = profileLabel(ps[0], opts.Base)
+	}
+	if sug.TargetLabel == "" {
+		sug.TargetLabel = profileLabel(ps[1], opts.Target)
+	}
+	if err := writeOutput(s, opts.Output, sug.YAML(opts.MapFile == "")); err != nil {
+		return err
+	}
+	if opts.Apply == "" {
+		return nil
+	}
+	name := opts.MapFile
+	if name == "" {
+		name = opts.Apply
+	}
+	merged, err := sug.MergeYAML(src, name)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if err := writeFileAtomic(opts.Apply, merged); err != nil {
+		return err
+	}
+	from := ""
+	if opts.MapFile != "" {
+		from = " to the rules of " + opts.MapFile
+	}
+	fmt.Fprintf(s.ErrOut, "flamediff: wrote %s: %d proposed rule(s) added%s\n", opts.Apply, len(sug.Proposals), from)
+	return nil
+}
+
+// checkNewFile refuses to write over an existing file without force, and
+// says so more plainly when the file is the input map.
+func checkNewFile(path, input string, force bool) error {
+	if path == "" || path == "-" || force {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output %w", err)
+	}
+	if input != "" {
+		if in, err := os.Stat(input); err == nil && os.SameFile(st, in) {
+			return fmt.Errorf("output %s: %w: it is the --map input; write a new file, or give --force to overwrite it", path, errExists)
+		}
+	}
+	return fmt.Errorf("output %s: %w; give --force to overwrite it", path, errExists)
+}
+
+// parseMap parses a map file's bytes, printing its diagnostics on stderr
+// as loadMap does.
+func parseMap(s *streams, src []byte, path string) (*symbolmap.Map, error) {
+	m, diags, err := symbolmap.Parse(bytes.NewReader(src), path)
+	for _, d := range diags {
+		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
+	}
+	return m, err
+}
+
+// loadRaw loads one profile argument without mapping it.
+func loadRaw(s *streams, load profileLoader, path string, strict bool) (*fold.Profile, error) {
+	if load == nil {
+		load = loadProfile
+	}
+	return load(s, path, loadOptions{Parse: fold.ParseOptions{Strict: strict}})
+}
+
+// suggestTop is how many proposals diff --suggest shows per target.
+const suggestTop = 5
+
+// recordingLoader wraps load so that the profiles it returns, unmapped,
+// are kept in *raw in load order (diff --suggest needs them after mapping).
+func recordingLoader(load profileLoader, raw *[]*fold.Profile) profileLoader {
+	if load == nil {
+		load = loadProfile
+	}
+	return func(s *streams, path string, opts loadOptions) (*fold.Profile, error) {
+		p, err := load(s, path, opts)
+		if err == nil {
+			*raw = append(*raw, p)
+		}
+		return p, err
+	}
+}
+
+// suggestSections returns, for diff --suggest, one section per target
+// with functions of a meaningful share in one profile only: its top
+// proposals, or a note that there are none. labels are the profiles'
+// labels, base first.
+func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]section, error) {
+	var out []section
+	for i := 1; i < len(raw); i++ {
+		sug, err := symbolmap.Suggest(m, raw[0], raw[i], symbolmap.SuggestOptions{})
+		if err != nil {
+			return nil, err
+		}
+		sug.BaseLabel, sug.TargetLabel = labels[0], labels[i]
+		if sug.Before == 0 {
+			continue
+		}
+		sec := section{
+			title: fmt.Sprintf("Suggested map rules, %s vs %s (top %d of %d; all, as YAML: flamediff map suggest BASE TARGET)",
+				labels[0], labels[i], min(suggestTop, len(sug.Proposals)), len(sug.Proposals)),
+			cols: []column{{"#", true}, {"score", true}, {"rule", false}, {"evidence", false}},
+			notes: []string{fmt.Sprintf("%d function(s) held %.2f%% or more of the samples in one profile only; %d are left unpaired once all the proposed rules are applied.",
+				sug.Before, sug.Options.MinShare, len(sug.Unpaired))},
+		}
+		for j := range sug.Proposals {
+			if j == suggestTop {
+				break
+			}
+			sec.rows = append(sec.rows, []string{fmt.Sprint(j + 1), f2(sug.Proposals[j].Score), ruleText(sug.Proposals[j]), sug.Describe(j)})
+		}
+		if len(sec.rows) == 0 {
+			sec.cols = []column{{"function", false}, {"only in", false}, {"incl %", true}}
+			sec.notes = nil
+			sec.title = fmt.Sprintf("No map rule to suggest, %s vs %s: these functions hold %.2f%% or more in one profile only", labels[0], labels[i], sug.Options.MinShare)
+			for _, u := range sug.Unpaired {
+				sec.rows = append(sec.rows, []string{u.Name, sug.Label(u.Side), f2(u.Share)})
+			}
+		}
+		out = append(out, sec)
+	}
+	return out, nil
+}
+
+// ruleText is a proposal's rule on one line: "rename Sql_cmd_dml::execute → mysql_update".
+func ruleText(p symbolmap.Proposal) string {
+	if p.Kind == symbolmap.Elide {
+		return "elide " + strings.Join(p.From, ", ")
+	}
+	return fmt.Sprintf("rename %s → %s", strings.Join(p.From, ", "), p.To)
+}
