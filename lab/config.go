@@ -1,0 +1,676 @@
+package lab
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/flamediff/flamediff/internal/textdist"
+)
+
+// ErrInvalidConfig is wrapped by ParseConfig's error when the config has
+// mistakes; the error is a *ConfigError listing them.
+var ErrInvalidConfig = errors.New("invalid bench config")
+
+// Suites are the Debian suites a server can be fetched from.
+var Suites = []string{"bullseye", "bookworm", "trixie"}
+
+// SysbenchTests are the sysbench database tests a workload can name (the
+// Lua tests shipped with sysbench 1.0).
+var SysbenchTests = []string{
+	"bulk_insert", "oltp_delete", "oltp_insert", "oltp_point_select",
+	"oltp_read_only", "oltp_read_write", "oltp_update_index",
+	"oltp_update_non_index", "oltp_write_only", "select_random_points",
+	"select_random_ranges",
+}
+
+// Samplers and CallGraphs are the values capture.sampler and
+// capture.call_graph accept.
+var (
+	Samplers   = []string{"perf", "bpf"}
+	CallGraphs = []string{"fp", "dwarf", "lbr"}
+)
+
+// Defaults of the fields a config may leave out.
+const (
+	DefaultTables    = 1
+	DefaultTableSize = 100000
+	DefaultThreads   = 1
+	DefaultDuration  = 30 * time.Second
+	DefaultWarmup    = 5 * time.Second
+	DefaultSampler   = "perf"
+	DefaultFrequency = 499
+	DefaultCallGraph = "fp"
+	DefaultRoot      = "mysqld_stmt_execute"
+)
+
+// Config is a bench configuration: which servers, which workloads, how to
+// capture. ParseConfig fills in the defaults, so every field is usable.
+type Config struct {
+	// File is the name the config was parsed under (for messages).
+	File string
+	// Servers are the versions to compare, in the order given.
+	Servers []ServerSpec
+	// ServerOptions are my.cnf settings for every server, before each
+	// server's own Options.
+	ServerOptions []string
+	// Workloads are the sysbench runs, in the order given.
+	Workloads []Workload
+	// Capture says how to sample.
+	Capture Capture
+	// Map is the symbol map's path as written (empty: none); a relative
+	// path is relative to the config file's directory (see MapPath).
+	Map string
+	// Roots are the functions whose subtrees the report breaks down.
+	Roots []string
+}
+
+// ServerSpec is one server version of a config.
+type ServerSpec struct {
+	// Label names the version in reports ("10.11").
+	Label string
+	// Path is an installed mariadbd (absolute); empty when Suite is set.
+	Path string
+	// Suite is the Debian suite to fetch the server from; empty when Path
+	// is set.
+	Suite string
+	// Package is the server package to fetch; empty for the suite's
+	// (ServerPackages).
+	Package string
+	// Options are my.cnf settings ("name=value" or "name"), after the
+	// config's ServerOptions.
+	Options []string
+	// Base marks the version the others are compared with.
+	Base bool
+	// Line is where the server is defined in the config.
+	Line int
+}
+
+// Workload is one sysbench run of a config.
+type Workload struct {
+	// Name labels the workload in reports; the test name by default.
+	Name string
+	// Test is the sysbench test ("oltp_point_select").
+	Test string
+	// Tables, TableSize and Threads are sysbench's --tables,
+	// --table-size and --threads.
+	Tables, TableSize, Threads int
+	// Duration is the length of the sysbench run (--time, whole seconds).
+	Duration time.Duration
+	// Warmup is how long after the start of the run the measurement
+	// starts; it is shorter than Duration.
+	Warmup time.Duration
+	// PreparedStatements selects --db-ps-mode=auto (true, the default) or
+	// --db-ps-mode=disable.
+	PreparedStatements bool
+	// Line is where the workload is defined in the config.
+	Line int
+}
+
+// SysbenchArgs returns the sysbench options of the workload that do not
+// depend on the server: test name, --tables, --table-size, --threads,
+// --time and --db-ps-mode.
+func (w Workload) SysbenchArgs() []string {
+	ps := "disable"
+	if w.PreparedStatements {
+		ps = "auto"
+	}
+	return []string{w.Test,
+		"--tables=" + strconv.Itoa(w.Tables),
+		"--table-size=" + strconv.Itoa(w.TableSize),
+		"--threads=" + strconv.Itoa(w.Threads),
+		"--time=" + strconv.Itoa(int(w.Duration/time.Second)),
+		"--db-ps-mode=" + ps,
+	}
+}
+
+// Capture is how the runs are sampled.
+type Capture struct {
+	// Sampler is "perf" or "bpf".
+	Sampler string
+	// Frequency is the sampling frequency in Hz.
+	Frequency int
+	// CallGraph is "fp", "dwarf" or "lbr".
+	CallGraph string
+}
+
+// Base returns the base server: the one marked base, or the only one.
+func (c *Config) Base() *ServerSpec {
+	for i := range c.Servers {
+		if c.Servers[i].Base {
+			return &c.Servers[i]
+		}
+	}
+	if len(c.Servers) == 1 {
+		return &c.Servers[0]
+	}
+	return nil
+}
+
+// MapPath returns the symbol map's path with a relative path taken
+// relative to configDir (the directory of the config file); empty when
+// the config names no map.
+func (c *Config) MapPath(configDir string) string {
+	if c.Map == "" || filepath.IsAbs(c.Map) {
+		return c.Map
+	}
+	return filepath.Join(configDir, c.Map)
+}
+
+// Diagnostic is one mistake in a config, with its position and the fix.
+type Diagnostic struct {
+	File         string
+	Line, Column int
+	Msg          string
+	// Hint says how to fix it (may be empty).
+	Hint string
+}
+
+// String formats the diagnostic as "FILE:LINE:COL: MSG (fix: HINT)".
+func (d Diagnostic) String() string {
+	s := fmt.Sprintf("%s:%d:%d: %s", d.File, d.Line, d.Column, d.Msg)
+	if d.Hint != "" {
+		s += " (fix: " + d.Hint + ")"
+	}
+	return s
+}
+
+// ConfigError is ParseConfig's error for a config with mistakes. It wraps
+// ErrInvalidConfig.
+type ConfigError struct {
+	File        string
+	Diagnostics []Diagnostic
+}
+
+// Error lists every diagnostic, one per line after a summary line.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bench config %s: %d mistake(s)", e.File, len(e.Diagnostics))
+	for _, d := range e.Diagnostics {
+		b.WriteString("\n  ")
+		b.WriteString(d.String())
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// ParseConfig reads a bench config (YAML) from r; name is the file name
+// used in messages. It checks the whole config and reports every mistake
+// at once in a *ConfigError (wrapping ErrInvalidConfig), each with its
+// line, column and fix. A read error of r is returned wrapped. On error
+// the config is nil.
+func ParseConfig(r io.Reader, name string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("bench config %s: %w", name, err)
+	}
+	p := &configParser{file: name, c: &Config{File: name}}
+	p.parse(data)
+	if len(p.diags) > 0 {
+		sort.SliceStable(p.diags, func(i, j int) bool {
+			a, b := p.diags[i], p.diags[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Column < b.Column
+		})
+		return nil, &ConfigError{File: name, Diagnostics: p.diags}
+	}
+	return p.c, nil
+}
+
+type configParser struct {
+	file  string
+	diags []Diagnostic
+	c     *Config
+}
+
+func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
+	p.diags = append(p.diags, Diagnostic{File: p.file, Line: n.Line, Column: n.Column,
+		Msg: fmt.Sprintf(format, a...), Hint: hint})
+}
+
+var yamlErrLine = regexp.MustCompile(`line (\d+)`)
+
+var (
+	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
+	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
+	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
+	captureKeys  = []string{"sampler", "frequency", "call_graph"}
+)
+
+func (p *configParser) parse(data []byte) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(&doc)
+	switch {
+	case errors.Is(err, io.EOF):
+		p.errorf(&yaml.Node{Line: 1, Column: 1}, "start from examples/lab/demo.yaml", "empty config")
+		return
+	case err != nil:
+		line := 1
+		if m := yamlErrLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+		p.errorf(&yaml.Node{Line: line, Column: 1}, "check indentation and quoting; quote labels such as \"10.5\"", "YAML syntax: %s", msg)
+		return
+	}
+	var more yaml.Node
+	if dec.Decode(&more) == nil {
+		p.errorf(&more, "remove the \"---\" separator and everything after it", "a config holds one YAML document; found another")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errorf(root, "the top level is a mapping: "+strings.Join(topKeys, ", "), "expected a mapping, found %s", kindName(root))
+		return
+	}
+	keys := p.mapping(root, topKeys, "top level")
+
+	c := p.c
+	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph}
+	c.Roots = []string{DefaultRoot}
+	if n, ok := keys["servers"]; ok {
+		p.servers(n)
+	} else {
+		p.errorf(root, "add a servers: list, e.g. servers: [{label: \"10.11\", path: /usr/sbin/mariadbd}]", "no servers")
+	}
+	if n, ok := keys["server_options"]; ok {
+		c.ServerOptions = p.options(n, "server_options")
+	}
+	if n, ok := keys["workloads"]; ok {
+		p.workloads(n)
+	} else {
+		p.errorf(root, "add a workloads: list, e.g. workloads: [{test: oltp_point_select}]", "no workloads")
+	}
+	if n, ok := keys["capture"]; ok {
+		p.capture(n)
+	}
+	if n, ok := keys["map"]; ok {
+		if s, ok := p.str(n, "map", "give the symbol map's path, e.g. map: ../symbolmaps/mariadb.yaml"); ok {
+			c.Map = s
+		}
+	}
+	if n, ok := keys["roots"]; ok {
+		if roots := p.strings(n, "roots", "give function names, e.g. roots: [mysqld_stmt_execute]"); roots != nil {
+			c.Roots = roots
+		}
+	}
+}
+
+// mapping checks that n's keys are known and unique and returns their values.
+func (p *configParser) mapping(n *yaml.Node, known []string, where string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	first := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			p.errorf(k, "keys are plain words: "+strings.Join(known, ", "), "%s: key must be a plain word, found %s", where, kindName(k))
+			continue
+		}
+		if prev, dup := first[k.Value]; dup {
+			p.errorf(k, fmt.Sprintf("keep one of this and line %d", prev.Line), "%s: key %q repeated", where, k.Value)
+			continue
+		}
+		first[k.Value] = k
+		if !contains(known, k.Value) {
+			p.errorf(k, didYouMean(k.Value, known, "known keys"), "%s: unknown key %q", where, k.Value)
+			continue
+		}
+		out[k.Value] = v
+	}
+	return out
+}
+
+func (p *configParser) servers(n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errorf(n, "write a list of servers, each with a label and a path or a suite", "servers must be a non-empty list, found %s", kindName(n))
+		return
+	}
+	labels := map[string]int{}
+	var bases []*yaml.Node
+	for i, sn := range n.Content {
+		where := fmt.Sprintf("servers[%d]", i)
+		if sn.Kind != yaml.MappingNode {
+			p.errorf(sn, "write e.g. {label: \"10.11\", path: /usr/sbin/mariadbd}", "%s must be a mapping, found %s", where, kindName(sn))
+			continue
+		}
+		for j := 0; j+1 < len(sn.Content); j += 2 {
+			if k, v := sn.Content[j], sn.Content[j+1]; k.Value == "label" && v.Kind == yaml.ScalarNode && v.Value != "" {
+				where = fmt.Sprintf("server %q", v.Value)
+			}
+		}
+		keys := p.mapping(sn, serverKeys, where)
+		s := ServerSpec{Line: sn.Line}
+		if v, ok := keys["label"]; ok {
+			if l, ok := p.str(v, where+".label", "write e.g. label: \"10.11\""); ok {
+				s.Label = l
+				if prev, dup := labels[l]; dup {
+					p.errorf(v, fmt.Sprintf("give each server its own label (line %d has this one)", prev), "label %q repeated", l)
+				}
+				labels[l] = v.Line
+				if strings.ContainsAny(l, "/\\ \t\n") || l == "." || l == ".." {
+					p.errorf(v, "labels name directories; use letters, digits, '.', '-' and '_'", "label %q has a character a directory name cannot", l)
+				}
+			}
+		} else {
+			p.errorf(sn, "add label: followed by the version, e.g. label: \"10.11\"", "%s has no label", where)
+		}
+		path, hasPath := keys["path"]
+		suite, hasSuite := keys["suite"]
+		switch {
+		case hasPath && hasSuite:
+			p.errorf(suite, "keep path: for an installed server or suite: to fetch one, not both", "%s has both path and suite", where)
+		case !hasPath && !hasSuite:
+			p.errorf(sn, "add path: /usr/sbin/mariadbd (installed) or suite: one of "+strings.Join(Suites, ", ")+" (fetched)", "%s has neither path nor suite", where)
+		case hasPath:
+			if v, ok := p.str(path, where+".path", "write the absolute path of mariadbd"); ok {
+				if !filepath.IsAbs(v) {
+					p.errorf(path, "write the absolute path, e.g. /usr/sbin/mariadbd", "%s: path %q is not absolute", where, v)
+				}
+				s.Path = v
+			}
+		default:
+			if v, ok := p.str(suite, where+".suite", "write one of "+strings.Join(Suites, ", ")); ok {
+				if !contains(Suites, v) {
+					p.errorf(suite, didYouMean(v, Suites, "known suites"), "%s: unknown suite %q", where, v)
+				}
+				s.Suite = v
+			}
+		}
+		if v, ok := keys["package"]; ok {
+			if pkg, ok := p.str(v, where+".package", "write a Debian package name"); ok {
+				switch {
+				case !hasSuite:
+					p.errorf(v, "remove package:, or replace path: by suite:", "%s: package is only for servers fetched from a suite", where)
+				case !debPackageName.MatchString(pkg):
+					p.errorf(v, "Debian package names are lower-case letters, digits, '+', '-' and '.'", "%s: %q is not a package name", where, pkg)
+				}
+				s.Package = pkg
+			}
+		}
+		if v, ok := keys["options"]; ok {
+			s.Options = p.options(v, where+".options")
+		}
+		if v, ok := keys["base"]; ok {
+			var b bool
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+				p.errorf(v, "write base: true", "%s: base must be true or false, found %s", where, kindName(v))
+			}
+			if b {
+				bases = append(bases, v)
+			}
+			s.Base = b
+		}
+		p.c.Servers = append(p.c.Servers, s)
+	}
+	switch {
+	case len(bases) == 0 && len(n.Content) > 1:
+		p.errorf(n, "add base: true to the server the others are compared with", "no base server among %d servers", len(n.Content))
+	case len(bases) > 1:
+		for _, b := range bases[1:] {
+			p.errorf(b, fmt.Sprintf("keep base: true on one server only (line %d has it first)", bases[0].Line), "more than one base server")
+		}
+	}
+}
+
+var (
+	debPackageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+	optionName     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+)
+
+// options reads a list of my.cnf settings, "name=value" or "name", with
+// any leading "--" removed.
+func (p *configParser) options(n *yaml.Node, where string) []string {
+	if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		return nil // "options: []"
+	}
+	list := p.strings(n, where, "write a list such as [innodb_flush_log_at_trx_commit=2, skip-log-bin]")
+	if list == nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, o := range list {
+		o = strings.TrimPrefix(o, "--")
+		name, _, _ := strings.Cut(o, "=")
+		if !optionName.MatchString(name) || strings.ContainsAny(o, "\n\r") {
+			p.errorf(n.Content[i], "write name=value, as in my.cnf, e.g. innodb_buffer_pool_size=1G", "%s[%d]: %q is not a server option", where, i, list[i])
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (p *configParser) workloads(n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errorf(n, "write a list of workloads, e.g. [{test: oltp_point_select}]", "workloads must be a non-empty list, found %s", kindName(n))
+		return
+	}
+	names := map[string]int{}
+	for i, wn := range n.Content {
+		where := fmt.Sprintf("workloads[%d]", i)
+		if wn.Kind != yaml.MappingNode {
+			p.errorf(wn, "write e.g. {test: oltp_point_select, threads: 1}", "%s must be a mapping, found %s", where, kindName(wn))
+			continue
+		}
+		keys := p.mapping(wn, workloadKeys, where)
+		w := Workload{Tables: DefaultTables, TableSize: DefaultTableSize, Threads: DefaultThreads,
+			Duration: DefaultDuration, Warmup: DefaultWarmup, PreparedStatements: true, Line: wn.Line}
+		if v, ok := keys["test"]; ok {
+			if t, ok := p.str(v, where+".test", "write a sysbench test such as oltp_point_select"); ok {
+				if !contains(SysbenchTests, t) {
+					p.errorf(v, didYouMean(t, SysbenchTests, "known tests"), "%s: unknown sysbench test %q", where, t)
+				}
+				w.Test = t
+			}
+		} else {
+			p.errorf(wn, "add test: followed by a sysbench test such as oltp_point_select", "%s has no test", where)
+		}
+		w.Name = w.Test
+		nameNode := wn
+		if v, ok := keys["name"]; ok {
+			if s, ok := p.str(v, where+".name", "write a short name such as update-nonindex"); ok {
+				w.Name, nameNode = s, v
+				if strings.ContainsAny(s, "/\\ \t\n") || s == "." || s == ".." {
+					p.errorf(v, "names name directories; use letters, digits, '.', '-' and '_'", "%s: name %q has a character a directory name cannot", where, s)
+				}
+			}
+		}
+		if w.Name != "" {
+			if prev, dup := names[w.Name]; dup {
+				p.errorf(nameNode, fmt.Sprintf("give the workload a name: of its own (line %d has %q)", prev, w.Name), "%s: workload %q repeated", where, w.Name)
+			}
+			names[w.Name] = wn.Line
+		}
+		for _, f := range []struct {
+			key string
+			dst *int
+		}{{"tables", &w.Tables}, {"table_size", &w.TableSize}, {"threads", &w.Threads}} {
+			if v, ok := keys[f.key]; ok {
+				p.positive(v, where+"."+f.key, f.dst)
+			}
+		}
+		if v, ok := keys["duration"]; ok {
+			p.duration(v, where+".duration", &w.Duration)
+			if w.Duration == 0 {
+				p.errorf(v, "give a duration such as 30s", "%s: duration must be more than zero", where)
+			}
+		}
+		if v, ok := keys["warmup"]; ok {
+			p.duration(v, where+".warmup", &w.Warmup)
+		}
+		if w.Warmup >= w.Duration && w.Duration > 0 {
+			node := wn
+			if v, ok := keys["warmup"]; ok {
+				node = v
+			}
+			p.errorf(node, "make the warmup shorter than the duration, or the duration longer", "%s: warmup %v is not shorter than duration %v", where, w.Warmup, w.Duration)
+		}
+		if v, ok := keys["prepared_statements"]; ok {
+			var b bool
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+				p.errorf(v, "write true (sysbench --db-ps-mode=auto) or false (disable)", "%s: prepared_statements must be true or false, found %s", where, kindName(v))
+			}
+			w.PreparedStatements = b
+		}
+		p.c.Workloads = append(p.c.Workloads, w)
+	}
+}
+
+func (p *configParser) capture(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "write e.g. capture: {sampler: perf, frequency: 499, call_graph: fp}", "capture must be a mapping, found %s", kindName(n))
+		return
+	}
+	keys := p.mapping(n, captureKeys, "capture")
+	c := &p.c.Capture
+	if v, ok := keys["sampler"]; ok {
+		if s, ok := p.str(v, "capture.sampler", "write one of "+strings.Join(Samplers, ", ")); ok {
+			if !contains(Samplers, s) {
+				p.errorf(v, didYouMean(s, Samplers, "known samplers"), "capture: unknown sampler %q", s)
+			}
+			c.Sampler = s
+		}
+	}
+	if v, ok := keys["frequency"]; ok {
+		if p.positive(v, "capture.frequency", &c.Frequency) && c.Frequency > 10000 {
+			p.errorf(v, "use at most 10000 Hz; 499 or 999 are usual", "capture: frequency %d Hz is too high", c.Frequency)
+		}
+	}
+	if v, ok := keys["call_graph"]; ok {
+		if s, ok := p.str(v, "capture.call_graph", "write one of "+strings.Join(CallGraphs, ", ")); ok {
+			if !contains(CallGraphs, s) {
+				p.errorf(v, didYouMean(s, CallGraphs, "known call graphs"), "capture: unknown call_graph %q", s)
+			}
+			c.CallGraph = s
+		}
+	}
+}
+
+// str returns n's value when n is a non-empty scalar.
+func (p *configParser) str(n *yaml.Node, where, hint string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Value == "" {
+		p.errorf(n, hint, "%s must be a word or a path, found %s", where, kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// strings returns the values of a list of non-empty scalars (a single
+// scalar counts as a list of one); nil after an error.
+func (p *configParser) strings(n *yaml.Node, where, hint string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" && n.Value != "" {
+		return []string{n.Value}
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errorf(n, hint, "%s must be a non-empty list, found %s", where, kindName(n))
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	ok := true
+	for i, e := range n.Content {
+		s, good := p.str(e, fmt.Sprintf("%s[%d]", where, i), hint)
+		ok = ok && good
+		out = append(out, s)
+	}
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// positive stores n's value into dst when it is an integer above zero.
+func (p *configParser) positive(n *yaml.Node, where string, dst *int) bool {
+	v, err := strconv.Atoi(n.Value)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || v <= 0 {
+		p.errorf(n, "write a whole number above zero", "%s must be a whole number above zero, found %s", where, kindName(n))
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// duration stores n's value into dst: a Go duration ("30s", "1m") or a
+// number of seconds, in whole seconds (sysbench --time takes seconds).
+func (p *configParser) duration(n *yaml.Node, where string, dst *time.Duration) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errorf(n, "write a duration such as 30s or 2m", "%s must be a duration, found %s", where, kindName(n))
+		return
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(n.Value); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if d, err = time.ParseDuration(n.Value); err != nil {
+		p.errorf(n, "write a duration such as 30s or 2m", "%s: %q is not a duration", where, n.Value)
+		return
+	}
+	if d < 0 || d%time.Second != 0 {
+		p.errorf(n, "write whole seconds, e.g. 12s", "%s: %v is not a whole number of seconds", where, d)
+		return
+	}
+	*dst = d
+}
+
+// didYouMean returns a hint naming the known word nearest to s when it is
+// a plausible typo, and else the list of known words.
+func didYouMean(s string, known []string, what string) string {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		if d := textdist.Levenshtein(strings.ToLower(s), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	limit := max(2, len(s)/4)
+	if len(s) < 4 {
+		limit = 1
+	}
+	if bestD <= limit || (len(s) > 3 && strings.HasPrefix(best, strings.ToLower(s))) {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return what + ": " + strings.Join(known, ", ")
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return "an empty list"
+		}
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

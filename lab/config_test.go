@@ -1,0 +1,251 @@
+package lab
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestParseConfigGood(t *testing.T) {
+	const text = `servers:
+  - label: "10.5"
+    suite: bullseye
+    options: [--innodb_flush_log_at_trx_commit=2]
+  - label: "10.11"
+    path: /usr/sbin/mariadbd
+    base: true
+  - label: "11.8"
+    suite: trixie
+    package: mariadb-server-core
+server_options: [skip-name-resolve, "innodb_adaptive_hash_index=OFF"]
+workloads:
+  - test: oltp_point_select
+  - name: upd
+    test: oltp_update_non_index
+    tables: 2
+    table_size: 5000
+    threads: 4
+    duration: 1m
+    warmup: 10
+    prepared_statements: false
+capture: {sampler: bpf, frequency: 99, call_graph: dwarf}
+map: ../symbolmaps/mariadb.yaml
+roots: [mysqld_stmt_execute, dispatch_command]
+`
+	c, err := ParseConfig(strings.NewReader(text), "bench.yaml")
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	want := &Config{
+		File: "bench.yaml",
+		Servers: []ServerSpec{
+			{Label: "10.5", Suite: "bullseye", Options: []string{"innodb_flush_log_at_trx_commit=2"}, Line: 2},
+			{Label: "10.11", Path: "/usr/sbin/mariadbd", Base: true, Line: 5},
+			{Label: "11.8", Suite: "trixie", Package: "mariadb-server-core", Line: 8},
+		},
+		ServerOptions: []string{"skip-name-resolve", "innodb_adaptive_hash_index=OFF"},
+		Workloads: []Workload{
+			{Name: "oltp_point_select", Test: "oltp_point_select", Tables: DefaultTables, TableSize: DefaultTableSize,
+				Threads: DefaultThreads, Duration: DefaultDuration, Warmup: DefaultWarmup, PreparedStatements: true, Line: 13},
+			{Name: "upd", Test: "oltp_update_non_index", Tables: 2, TableSize: 5000, Threads: 4,
+				Duration: time.Minute, Warmup: 10 * time.Second, PreparedStatements: false, Line: 14},
+		},
+		Capture: Capture{Sampler: "bpf", Frequency: 99, CallGraph: "dwarf"},
+		Map:     "../symbolmaps/mariadb.yaml",
+		Roots:   []string{"mysqld_stmt_execute", "dispatch_command"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("ParseConfig =\n%+v\nwant\n%+v", c, want)
+	}
+	if got := c.Base(); got == nil || got.Label != "10.11" {
+		t.Errorf("Base() = %+v, want 10.11", got)
+	}
+	if got, want := c.MapPath("/etc/flamediff"), "/etc/symbolmaps/mariadb.yaml"; got != want {
+		t.Errorf("MapPath = %q, want %q", got, want)
+	}
+	wantArgs := []string{"oltp_update_non_index", "--tables=2", "--table-size=5000", "--threads=4", "--time=60", "--db-ps-mode=disable"}
+	if got := c.Workloads[1].SysbenchArgs(); !reflect.DeepEqual(got, wantArgs) {
+		t.Errorf("SysbenchArgs = %q, want %q", got, wantArgs)
+	}
+	if got := c.Workloads[0].SysbenchArgs(); got[len(got)-1] != "--db-ps-mode=auto" {
+		t.Errorf("SysbenchArgs of the default workload = %q, want --db-ps-mode=auto last", got)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader("servers: [{label: x, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_read_only}]\n"), "min.yaml")
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if b := c.Base(); b == nil || b.Label != "x" {
+		t.Errorf("Base() of a single server = %+v, want it", b)
+	}
+	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph}
+	if c.Capture != want {
+		t.Errorf("Capture = %+v, want %+v", c.Capture, want)
+	}
+	if !reflect.DeepEqual(c.Roots, []string{DefaultRoot}) {
+		t.Errorf("Roots = %q, want [%s]", c.Roots, DefaultRoot)
+	}
+	if c.MapPath("/x") != "" {
+		t.Errorf("MapPath without map = %q, want empty", c.MapPath("/x"))
+	}
+}
+
+// TestParseConfigErrors checks each mistake is reported at its line and
+// column with a fix.
+func TestParseConfigErrors(t *testing.T) {
+	const okServers = "servers: [{label: a, path: /usr/sbin/mariadbd}]\n"
+	const okWorkloads = "workloads: [{test: oltp_point_select}]\n"
+	for _, tc := range []struct {
+		name, text string
+		want       []string // each must appear in the error, in order
+	}{
+		{"empty", "", []string{"c.yaml:1:1: empty config"}},
+		{"syntax", "servers:\n\t- a\n", []string{"c.yaml:2:1: YAML syntax: found character that cannot start any token", "fix: check indentation"}},
+		{"not a mapping", "- a\n", []string{"c.yaml:1:1: expected a mapping"}},
+		{"unknown top key", okServers + okWorkloads + "captur: {}\n", []string{`c.yaml:3:1: top level: unknown key "captur" (fix: did you mean "capture"?)`}},
+		{"no servers", okWorkloads, []string{"c.yaml:1:1: no servers (fix: add a servers: list"}},
+		{"no workloads", okServers, []string{"c.yaml:1:1: no workloads"}},
+		{"unknown suite", "servers:\n  - label: a\n    suite: bulseye\n" + okWorkloads,
+			[]string{`c.yaml:3:12: server "a": unknown suite "bulseye" (fix: did you mean "bullseye"?)`}},
+		{"unknown suite far", "servers:\n  - label: a\n    suite: jessie\n" + okWorkloads,
+			[]string{`c.yaml:3:12: server "a": unknown suite "jessie" (fix: known suites: bullseye, bookworm, trixie)`}},
+		{"path and suite", "servers:\n  - label: a\n    path: /usr/sbin/mariadbd\n    suite: trixie\n" + okWorkloads,
+			[]string{`c.yaml:4:12: server "a" has both path and suite`}},
+		{"neither path nor suite", "servers:\n  - label: a\n" + okWorkloads,
+			[]string{`c.yaml:2:5: server "a" has neither path nor suite (fix: add path: /usr/sbin/mariadbd`}},
+		{"relative path", "servers:\n  - {label: a, path: mariadbd}\n" + okWorkloads,
+			[]string{`c.yaml:2:22: server "a": path "mariadbd" is not absolute`}},
+		{"no label", "servers:\n  - path: /usr/sbin/mariadbd\n" + okWorkloads,
+			[]string{"c.yaml:2:5: servers[0] has no label"}},
+		{"repeated label", "servers:\n  - {label: a, path: /a, base: true}\n  - {label: a, suite: trixie}\n" + okWorkloads,
+			[]string{`c.yaml:3:13: label "a" repeated (fix: give each server its own label (line 2 has this one))`}},
+		{"missing base", "servers:\n  - {label: a, path: /a}\n  - {label: b, suite: trixie}\n" + okWorkloads,
+			[]string{"c.yaml:2:3: no base server among 2 servers (fix: add base: true"}},
+		{"two bases", "servers:\n  - {label: a, path: /a, base: true}\n  - {label: b, suite: trixie, base: true}\n" + okWorkloads,
+			[]string{"c.yaml:3:37: more than one base server (fix: keep base: true on one server only (line 2 has it first))"}},
+		{"base not bool", "servers:\n  - {label: a, path: /a, base: yes please}\n" + okWorkloads,
+			[]string{`c.yaml:2:32: server "a": base must be true or false, found "yes please"`}},
+		{"package without suite", "servers:\n  - {label: a, path: /a, package: foo}\n" + okWorkloads,
+			[]string{`c.yaml:2:35: server "a": package is only for servers fetched from a suite`}},
+		{"bad option", "servers:\n  - {label: a, path: /a, options: [\"=1\"]}\n" + okWorkloads,
+			[]string{`c.yaml:2:36: server "a".options[0]: "=1" is not a server option`}},
+		{"unknown server key", "servers:\n  - {label: a, path: /a, bsae: true}\n" + okWorkloads,
+			[]string{`c.yaml:2:26: server "a": unknown key "bsae" (fix: did you mean "base"?)`}},
+		{"unknown test", okServers + "workloads:\n  - test: oltp_update_nonindex\n",
+			[]string{`c.yaml:3:11: workloads[0]: unknown sysbench test "oltp_update_nonindex" (fix: did you mean "oltp_update_non_index"?)`}},
+		{"no test", okServers + "workloads:\n  - threads: 2\n",
+			[]string{"c.yaml:3:5: workloads[0] has no test"}},
+		{"repeated workload", okServers + "workloads:\n  - test: oltp_insert\n  - test: oltp_insert\n",
+			[]string{`c.yaml:4:5: workloads[1]: workload "oltp_insert" repeated (fix: give the workload a name: of its own (line 3 has "oltp_insert"))`}},
+		{"zero threads", okServers + "workloads:\n  - {test: oltp_insert, threads: 0}\n",
+			[]string{`c.yaml:3:34: workloads[0].threads must be a whole number above zero, found "0"`}},
+		{"bad duration", okServers + "workloads:\n  - {test: oltp_insert, duration: soon}\n",
+			[]string{`c.yaml:3:35: workloads[0].duration: "soon" is not a duration`}},
+		{"fractional duration", okServers + "workloads:\n  - {test: oltp_insert, duration: 1500ms}\n",
+			[]string{"c.yaml:3:35: workloads[0].duration: 1.5s is not a whole number of seconds"}},
+		{"warmup too long", okServers + "workloads:\n  - {test: oltp_insert, duration: 10s, warmup: 10s}\n",
+			[]string{"c.yaml:3:48: workloads[0]: warmup 10s is not shorter than duration 10s"}},
+		{"ps not bool", okServers + "workloads:\n  - {test: oltp_insert, prepared_statements: auto}\n",
+			[]string{`prepared_statements must be true or false, found "auto"`}},
+		{"unknown sampler", okServers + okWorkloads + "capture: {sampler: pref}\n",
+			[]string{`c.yaml:3:20: capture: unknown sampler "pref" (fix: did you mean "perf"?)`}},
+		{"frequency too high", okServers + okWorkloads + "capture: {frequency: 100000}\n",
+			[]string{"c.yaml:3:22: capture: frequency 100000 Hz is too high"}},
+		{"unknown call graph", okServers + okWorkloads + "capture: {call_graph: lbrr}\n",
+			[]string{`c.yaml:3:23: capture: unknown call_graph "lbrr" (fix: did you mean "lbr"?)`}},
+		{"empty roots", okServers + okWorkloads + "roots: []\n",
+			[]string{"c.yaml:3:8: roots must be a non-empty list, found an empty list"}},
+		{"map not a string", okServers + okWorkloads + "map: [a]\n",
+			[]string{"c.yaml:3:6: map must be a word or a path, found a list"}},
+		{"two documents", okServers + okWorkloads + "---\nx: 1\n",
+			[]string{"a config holds one YAML document"}},
+		{"several mistakes sorted", "servers:\n  - {label: a, suite: sid}\nworkloads:\n  - test: tpcc\n",
+			[]string{"2 mistake(s)", `c.yaml:2:23: server "a": unknown suite "sid"`, `c.yaml:4:11: workloads[0]: unknown sysbench test "tpcc"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig(strings.NewReader(tc.text), "c.yaml")
+			if err == nil {
+				t.Fatalf("ParseConfig(%q) = %+v, want an error", tc.text, c)
+			}
+			if c != nil {
+				t.Errorf("ParseConfig(%q) returned a config with its error", tc.text)
+			}
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("ParseConfig(%q) error %v does not wrap ErrInvalidConfig", tc.text, err)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || len(ce.Diagnostics) == 0 {
+				t.Fatalf("ParseConfig(%q) error %T is not a *ConfigError with diagnostics", tc.text, err)
+			}
+			msg := err.Error()
+			pos := 0
+			for _, w := range tc.want {
+				i := strings.Index(msg[pos:], w)
+				if i < 0 {
+					t.Fatalf("ParseConfig(%q) error:\n%s\nwant, after offset %d: %s", tc.text, msg, pos, w)
+				}
+				pos += i + len(w)
+			}
+		})
+	}
+}
+
+func TestParseConfigReadError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := ParseConfig(iotest.ErrReader(boom), "c.yaml")
+	if !errors.Is(err, boom) || errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("ParseConfig(failing reader) = %v, want it wrapping boom only", err)
+	}
+}
+
+// TestExampleConfigs checks the shipped configs parse and name a symbol
+// map that exists.
+func TestExampleConfigs(t *testing.T) {
+	paths, err := filepath.Glob("../examples/lab/*.yaml")
+	if err != nil || len(paths) < 2 {
+		t.Fatalf("examples/lab: %v, %d configs; want demo.yaml and ci.yaml", err, len(paths))
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			c, err := ParseConfig(f, p)
+			if err != nil {
+				t.Fatalf("ParseConfig: %v", err)
+			}
+			if c.Base() == nil {
+				t.Errorf("%s has no base server", p)
+			}
+			if m := c.MapPath(filepath.Dir(p)); m != "" {
+				if _, err := os.Stat(m); err != nil {
+					t.Errorf("%s: map: %v", p, err)
+				}
+			}
+		})
+	}
+}
+
+func TestBufferPoolFor(t *testing.T) {
+	for _, tc := range []struct {
+		ws   []Workload
+		want string
+	}{
+		{nil, "512M"},
+		{[]Workload{{Tables: 1, TableSize: 100000}}, "512M"},
+		{[]Workload{{Tables: 8, TableSize: 1000000}, {Tables: 1, TableSize: 10}}, "6272M"},
+	} {
+		if got := BufferPoolFor(tc.ws); got != tc.want {
+			t.Errorf("BufferPoolFor(%+v) = %s, want %s", tc.ws, got, tc.want)
+		}
+	}
+}

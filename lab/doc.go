@@ -1,0 +1,16 @@
+// Package lab provides the server side of the MariaDB version lab
+// (`flamediff bench`): the bench config (ParseConfig), servers fetched
+// from Debian suites into a cache directory with a private apt state
+// (Fetcher, derived from this machine's apt sources by SystemSources and
+// FindMirror), installed servers (Installed), and the lifecycle of a
+// private server on a unix socket (StartServer, Server.Prepare,
+// Server.Stop).
+//
+// Parsers take an io.Reader or bytes and never touch the system
+// (ParseConfig, ParseSourcesList, ParseDeb822Sources, ParseParagraphs,
+// ParseDepends, InstalledPackages, ParseLoaderError, ParseVersionOutput).
+// Everything else is Linux only: it runs apt-get, dpkg and mariadbd.
+// Nothing is written outside the cache directory and the work directory
+// a server is given; every process started runs in a process group of
+// its own and is killed on every way out.
+package lab
