@@ -90,6 +90,9 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("bpf sampler: symbols of process %d: %w", pid, err)
 	}
+	for i := len(opts.DebugDirs) - 1; i >= 0; i-- {
+		syms.AddDebugRoot(opts.DebugDirs[i])
+	}
 	r := &bpfRun{opts: opts, pid: pid, syms: syms, stopped: make(chan struct{})}
 	if opts.Kernel {
 		if r.kernel, err = symtab.LoadKernel(); err != nil {

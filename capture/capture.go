@@ -67,6 +67,13 @@ type Options struct {
 	// Stderr receives the sampler's own diagnostics (perf's stderr) as
 	// they come; nil discards them (the tail still appears in errors).
 	Stderr io.Writer
+	// DebugDirs are directories of separate debug files by build id
+	// (<dir>/.build-id/xx/yyyy.debug, as Debian's libc6-dbg installs
+	// them), looked up before /usr/lib/debug: a server run from a private
+	// tree with its own libc names libc's frames with that libc's debug
+	// files. perf finds them through a private build-id directory
+	// made for perf script (perf --buildid-dir); the BPF sampler directly.
+	DebugDirs []string
 }
 
 // Result is what one sampling window produced.

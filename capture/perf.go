@@ -463,6 +463,18 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 	serr := newTailWriter(r.opts.Stderr, 64<<10)
 	cmd := exec.CommandContext(ctx, r.perfPath, scriptArgs(r.opts, r.pid, r.data)...)
 	cmd.Dir = r.dir
+	if len(r.opts.DebugDirs) > 0 {
+		bid, err := os.MkdirTemp("", "flamediff-buildid-")
+		if err != nil {
+			return nil, fmt.Errorf("perf: %w", err)
+		}
+		defer os.RemoveAll(bid)
+		if err := linkDebugFiles(bid, r.opts.DebugDirs); err != nil {
+			return nil, fmt.Errorf("perf: debug files: %w", err)
+		}
+		// perf's global option, before the command.
+		cmd.Args = append([]string{cmd.Args[0], "--buildid-dir", bid}, cmd.Args[1:]...)
+	}
 	cmd.Stderr = serr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -572,4 +584,35 @@ func statCPUTicks(stat []byte) int64 {
 		return -1
 	}
 	return u + s
+}
+
+// linkDebugFiles makes perf's build-id cache layout in dir
+// (.build-id/xx/yyyy/debug) point to the debug files of dirs
+// (.build-id/xx/yyyy.debug, as -dbg packages install them), so that perf
+// script, run with PERF_BUILDID_DIR=dir, reads them. An earlier dir wins.
+func linkDebugFiles(dir string, dirs []string) error {
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, ".build-id", "??", "*.debug"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			id := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".debug")
+			target := filepath.Join(dir, ".build-id", id)
+			if _, err := os.Lstat(filepath.Join(target, "debug")); err == nil {
+				continue
+			}
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(abs, filepath.Join(target, "debug")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

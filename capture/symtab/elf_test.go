@@ -236,18 +236,24 @@ func TestResolveStrippedAndDebugFile(t *testing.T) {
 		debugRoot string
 		mangled   string
 		want      string
+		added     string // AddDebugRoot after SetDebugRoot(debugRoot)
 	}{
-		{"exported from dynsym", "", "_ZN5outer5inner6Widget7computeEl", "outer::inner::Widget::compute"},
-		{"static unknown without debug file", "", "_ZL13static_helperl", ""},
-		{"anonymous namespace unknown without debug file", "", "_ZN12_GLOBAL__N_111anon_helperEl", ""},
-		{"static from debug file", debugRoot, "_ZL13static_helperl", "static_helper"},
-		{"anonymous namespace from debug file", debugRoot, "_ZN12_GLOBAL__N_111anon_helperEl", "(anonymous namespace)::anon_helper"},
-		{"missing debug root", filepath.Join(s.dir, "nowhere"), "_ZL13static_helperl", ""},
+		{"exported from dynsym", "", "_ZN5outer5inner6Widget7computeEl", "outer::inner::Widget::compute", ""},
+		{"static unknown without debug file", "", "_ZL13static_helperl", "", ""},
+		{"anonymous namespace unknown without debug file", "", "_ZN12_GLOBAL__N_111anon_helperEl", "", ""},
+		{"static from debug file", debugRoot, "_ZL13static_helperl", "static_helper", ""},
+		{"anonymous namespace from debug file", debugRoot, "_ZN12_GLOBAL__N_111anon_helperEl", "(anonymous namespace)::anon_helper", ""},
+		{"missing debug root", filepath.Join(s.dir, "nowhere"), "_ZL13static_helperl", "", ""},
+		{"added debug root before a missing one", filepath.Join(s.dir, "nowhere"), "_ZL13static_helperl", "static_helper", debugRoot},
+		{"missing root added before the right one", debugRoot, "_ZL13static_helperl", "static_helper", filepath.Join(s.dir, "nowhere")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewProcessFromMaps(loadMappings(t, s.stripped), openFile)
 			p.SetDebugRoot(tt.debugRoot)
+			if tt.added != "" {
+				p.AddDebugRoot(tt.added)
+			}
 			v, ok := fullVals[tt.mangled]
 			if !ok {
 				t.Fatalf("%s not in %s", tt.mangled, full)

@@ -22,15 +22,15 @@ const maxRetired = 4096
 // Process resolves user addresses of one process. It is safe for
 // concurrent use.
 type Process struct {
-	mu        sync.Mutex
-	procRoot  string
-	pid       int
-	open      func(m Mapping) (io.ReaderAt, error)
-	debugRoot string
-	cur       []Mapping // sorted by Start
-	retired   []Mapping // newest first: mappings gone at a Refresh
-	objs      map[objKey]*objEntry
-	byBuildID map[string]*Object
+	mu         sync.Mutex
+	procRoot   string
+	pid        int
+	open       func(m Mapping) (io.ReaderAt, error)
+	debugRoots []string
+	cur        []Mapping // sorted by Start
+	retired    []Mapping // newest first: mappings gone at a Refresh
+	objs       map[objKey]*objEntry
+	byBuildID  map[string]*Object
 	// pin: Refresh opens the file of every new executable mapping at once
 	// (live processes only), so that it still resolves after the process
 	// exits or execs, or the file is deleted or replaced.
@@ -97,7 +97,7 @@ func NewProcessFromMaps(maps []Mapping, open func(path string) (io.ReaderAt, err
 }
 
 func (p *Process) init() {
-	p.debugRoot = DefaultDebugRoot
+	p.debugRoots = []string{DefaultDebugRoot}
 	p.objs = make(map[objKey]*objEntry)
 	p.byBuildID = make(map[string]*Object)
 	p.noted = make(map[string]bool)
@@ -141,7 +141,20 @@ func (p *Process) note(msg string) {
 func (p *Process) SetDebugRoot(dir string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.debugRoot = dir
+	p.debugRoots = nil
+	if dir != "" {
+		p.debugRoots = []string{dir}
+	}
+}
+
+// AddDebugRoot adds a directory to look up separate debug files in
+// (<dir>/.build-id/xx/yyyy.debug, the layout of Debian's -dbg packages),
+// before the ones already set: a server run from a private tree finds the
+// debug files of its own libc there.
+func (p *Process) AddDebugRoot(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.debugRoots = append([]string{dir}, p.debugRoots...)
 }
 
 func sortedMaps(maps []Mapping) []Mapping {
@@ -363,13 +376,19 @@ func (p *Process) parse(r io.ReaderAt) (*Object, error) {
 	if o, ok := p.byBuildID[obj.BuildID]; ok {
 		return o, nil
 	}
-	if obj.Source != ".symtab" && p.debugRoot != "" && len(obj.BuildID) > 2 {
-		dbg := filepath.Join(p.debugRoot, ".build-id", obj.BuildID[:2], obj.BuildID[2:]+".debug")
-		if f, err := os.Open(dbg); err == nil {
-			if o, err := ParseELF(r, f); err == nil {
-				obj = o
+	if obj.Source != ".symtab" && len(obj.BuildID) > 2 {
+		for _, root := range p.debugRoots {
+			dbg := filepath.Join(root, ".build-id", obj.BuildID[:2], obj.BuildID[2:]+".debug")
+			f, err := os.Open(dbg)
+			if err != nil {
+				continue
 			}
+			o, err := ParseELF(r, f)
 			f.Close()
+			if err == nil {
+				obj = o
+				break
+			}
 		}
 	}
 	p.byBuildID[obj.BuildID] = obj

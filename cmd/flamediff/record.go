@@ -47,6 +47,8 @@ type RecordOptions struct {
 	Label   string
 	Out     string
 	KeepRaw bool
+	// DebugDirs are extra roots of debug files by build id (--debug-dir).
+	DebugDirs []string
 	Quiet   bool
 
 	Workload []string
@@ -118,6 +120,7 @@ reason, and no perf or workload process is left behind.`,
 	f.StringVar(&opts.Label, "label", "", "the run's label in reports (default: the server version, else the directory name)")
 	f.StringVarP(&opts.Out, "out", "o", "", "run directory to write (created; must be empty or absent)")
 	f.BoolVar(&opts.KeepRaw, "keep-raw", false, "keep perf.data in the run directory")
+	f.StringArrayVar(&opts.DebugDirs, "debug-dir", nil, "also look up separate debug files by build id under `DIR` (DIR/.build-id/xx/yyyy.debug, as in a -dbg package), before /usr/lib/debug: for a server run with its own libc (repeatable)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -418,7 +421,7 @@ func (r *recorder) record(ctx context.Context) error {
 	workDir := o.Out
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
 		FrequencyHz: o.Freq, CallGraph: o.CallGraph, Kernel: o.Kernel, SystemWide: !o.PerThread, Event: r.meta.Event,
-		WorkDir: workDir, KeepRaw: o.KeepRaw, Stderr: io.Discard,
+		WorkDir: workDir, KeepRaw: o.KeepRaw, Stderr: io.Discard, DebugDirs: o.DebugDirs,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
