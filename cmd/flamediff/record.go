@@ -49,7 +49,7 @@ type RecordOptions struct {
 	KeepRaw bool
 	// DebugDirs are extra roots of debug files by build id (--debug-dir).
 	DebugDirs []string
-	Quiet   bool
+	Quiet     bool
 
 	Workload []string
 
