@@ -36,8 +36,8 @@ var SysbenchTests = []string{
 // Samplers and CallGraphs are the values capture.sampler and
 // capture.call_graph accept.
 var (
-	Samplers   = []string{"perf", "bpf"}
-	CallGraphs = []string{"fp", "dwarf", "lbr"}
+	Samplers   = []string{"auto", "perf", "bpf"}
+	CallGraphs = []string{"fp", "dwarf"}
 )
 
 // Defaults of the fields a config may leave out.
@@ -47,7 +47,7 @@ const (
 	DefaultThreads   = 1
 	DefaultDuration  = 30 * time.Second
 	DefaultWarmup    = 5 * time.Second
-	DefaultSampler   = "perf"
+	DefaultSampler   = "auto"
 	DefaultFrequency = 499
 	DefaultCallGraph = "fp"
 	DefaultRoot      = "mysqld_stmt_execute"
@@ -135,11 +135,11 @@ func (w Workload) SysbenchArgs() []string {
 
 // Capture is how the runs are sampled.
 type Capture struct {
-	// Sampler is "perf" or "bpf".
+	// Sampler is "auto" (BPF where it can run, else perf), "perf" or "bpf".
 	Sampler string
 	// Frequency is the sampling frequency in Hz.
 	Frequency int
-	// CallGraph is "fp", "dwarf" or "lbr".
+	// CallGraph is "fp" or "dwarf".
 	CallGraph string
 }
 

@@ -60,6 +60,7 @@ difference between versions.`,
 		newMapCmd(s),
 		newRecordCmd(s, nil),
 		newSVGCmd(s, nil), newHTMLCmd(s, nil),
+		newBenchCmd(s, nil),
 	)
 	return root
 }

@@ -1,0 +1,637 @@
+package benchreport
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/symbolmap"
+)
+
+// DefaultRoot is the function whose subtree a report breaks down when
+// Options.Roots is empty: where a prepared statement (sysbench with
+// prepared statements on) is executed.
+const DefaultRoot = "mysqld_stmt_execute"
+
+// DefaultDepth is the number of levels under each root when Options.Depth
+// is 0 or less, as `flamediff diff --depth`'s default.
+const DefaultDepth = 2
+
+// topSelf is how many functions a Comparison lists.
+const topSelf = 8
+
+// Run is one measurement: a run directory written by `flamediff record`
+// (stacks.folded and run.json) for one server version, workload and repeat.
+type Run struct {
+	// Server is the version label ("10.11"); it is also the label the
+	// symbol map's label-limited rules see.
+	Server string
+	// Workload names the benchmark ("point-select").
+	Workload string
+	// Repeat numbers the measurement from 1 (0 is taken as 1).
+	Repeat int
+	// Dir is the run directory.
+	Dir string
+	// Missing, when not empty, says the run did not happen and why (the
+	// server failed to start, the fetch failed...); Dir is then not read
+	// and the report shows the cell as missing with this reason.
+	Missing string
+}
+
+// Options say what Build computes and how the report is laid out.
+type Options struct {
+	// Base is the version the relative figures divide by; the first
+	// server when empty.
+	Base string
+	// Servers is the column order; the order of first appearance in the
+	// runs when empty. Every run's Server must be listed.
+	Servers []string
+	// Workloads is the row order; the order of first appearance in the
+	// runs when empty. Every run's Workload must be listed.
+	Workloads []string
+	// Roots are the functions broken down per version ([DefaultRoot] when
+	// empty). A root given by an original symbol the map renames is
+	// replaced by its canonical name.
+	Roots []string
+	// Map is applied to every profile (symbolmap.Default() when nil); its
+	// subsystems give the attribution of the change in CPU per operation.
+	Map *symbolmap.Map
+	// Alpha is the significance level (diff.DefaultAlpha when 0).
+	Alpha float64
+	// Depth is the number of levels under each root (DefaultDepth when 0
+	// or less).
+	Depth int
+	// SVG makes WriteFiles draw the flame graphs.
+	SVG bool
+}
+
+// ErrInvalid is wrapped by Build's errors about its arguments (as opposed
+// to problems with the runs, which the report shows as missing cells).
+var ErrInvalid = errors.New("invalid benchmark report input")
+
+// loaded is one usable run.
+type loaded struct {
+	run  Run
+	p    *fold.Profile // mapped; Meta set, Label = Server
+	expl *symbolmap.Explanation
+	qps  float64
+}
+
+// Build loads every run directory, applies the map, and computes the
+// report. It fails (wrapping ErrInvalid) only on inconsistent arguments: no
+// runs, a base that is not a server, a run of an unlisted server or
+// workload, or two runs of the same cell and repeat. A run that cannot be
+// used (missing directory, incomplete capture, unreadable files, no CPU or
+// operations in run.json, no samples) is recorded in Report.Missing and, when
+// a cell has no usable run left, in that cell's Missing; it is never an error.
+func Build(runs []Run, opts Options) (*Report, error) {
+	if len(runs) == 0 && (len(opts.Servers) == 0 || len(opts.Workloads) == 0) {
+		return nil, fmt.Errorf("benchmark report: %w: no runs", ErrInvalid)
+	}
+	servers := orderOf(opts.Servers, runs, func(r Run) string { return r.Server })
+	workloads := orderOf(opts.Workloads, runs, func(r Run) string { return r.Workload })
+	base := opts.Base
+	if base == "" {
+		base = servers[0]
+	}
+	if !slices.Contains(servers, base) {
+		return nil, fmt.Errorf("benchmark report: %w: base %q is not one of the servers %q", ErrInvalid, base, servers)
+	}
+	if err := checkUnique(servers, "server"); err != nil {
+		return nil, err
+	}
+	if err := checkUnique(workloads, "workload"); err != nil {
+		return nil, err
+	}
+	type cellKey struct{ workload, server string }
+	cells := make(map[cellKey]map[int]Run)
+	n := 1
+	for _, r := range runs {
+		if !slices.Contains(servers, r.Server) {
+			return nil, fmt.Errorf("benchmark report: run %s: %w: server %q is not one of %q", r.Dir, ErrInvalid, r.Server, servers)
+		}
+		if !slices.Contains(workloads, r.Workload) {
+			return nil, fmt.Errorf("benchmark report: run %s: %w: workload %q is not one of %q", r.Dir, ErrInvalid, r.Workload, workloads)
+		}
+		if r.Repeat < 0 {
+			return nil, fmt.Errorf("benchmark report: run %s: %w: repeat %d is negative", r.Dir, ErrInvalid, r.Repeat)
+		}
+		r.Repeat = max(r.Repeat, 1)
+		k := cellKey{r.Workload, r.Server}
+		if cells[k] == nil {
+			cells[k] = make(map[int]Run)
+		}
+		if prev, ok := cells[k][r.Repeat]; ok {
+			return nil, fmt.Errorf("benchmark report: %w: %s on %s repeat %d given twice (%s and %s)", ErrInvalid, r.Workload, r.Server, r.Repeat, prev.Dir, r.Dir)
+		}
+		cells[k][r.Repeat] = r
+		n = max(n, r.Repeat)
+	}
+	m := opts.Map
+	if m == nil {
+		m = symbolmap.Default()
+	}
+	roots := opts.Roots
+	if len(roots) == 0 {
+		roots = []string{DefaultRoot}
+	}
+	rep := &Report{
+		Base: base, Servers: servers, Repeats: n, Alpha: opts.Alpha, Depth: opts.Depth,
+		Map: m.File(), Missing: []MissingRun{}, svg: opts.SVG,
+	}
+	if rep.Alpha <= 0 {
+		rep.Alpha = diff.DefaultAlpha
+	}
+	if rep.Depth <= 0 {
+		rep.Depth = DefaultDepth
+	}
+	if m.HasSubsystems() {
+		rep.subsystem, rep.subNames = m.Subsystem, m.Subsystems()
+	}
+	for _, wl := range workloads {
+		w := &Workload{Name: wl, Versions: []*Version{}, Subtrees: []*Subtree{}, Comparisons: []*Comparison{}, merged: map[string]*fold.Profile{}}
+		runsOf := make(map[string][]*loaded)
+		for _, srv := range servers {
+			v := &Version{Server: srv, Dirs: []string{}}
+			w.Versions = append(w.Versions, v)
+			given := cells[cellKey{wl, srv}]
+			if len(given) == 0 {
+				v.Missing = "no run given"
+				rep.Missing = append(rep.Missing, MissingRun{Workload: wl, Server: srv, Reason: v.Missing})
+				continue
+			}
+			var reasons []string
+			for k := 1; k <= n; k++ {
+				r, ok := given[k]
+				if !ok {
+					rep.Missing = append(rep.Missing, MissingRun{Workload: wl, Server: srv, Repeat: k, Reason: "no run given"})
+					reasons = append(reasons, fmt.Sprintf("repeat %d: no run given", k))
+					continue
+				}
+				l, err := loadRun(r, m)
+				if err != nil {
+					rep.Missing = append(rep.Missing, MissingRun{Workload: wl, Server: srv, Repeat: k, Dir: r.Dir, Reason: err.Error()})
+					reasons = append(reasons, reasonOf(n, k, err))
+					continue
+				}
+				runsOf[srv] = append(runsOf[srv], l)
+			}
+			if len(runsOf[srv]) == 0 {
+				v.Missing = strings.Join(reasons, "; ")
+				continue
+			}
+			fillFigures(v, runsOf[srv])
+		}
+		rep.Workloads = append(rep.Workloads, w)
+		if err := computeWorkload(rep, w, runsOf, roots, m); err != nil {
+			return nil, err
+		}
+	}
+	rep.Roots = resolvedRoots(rep, roots)
+	sort.SliceStable(rep.Missing, func(i, j int) bool {
+		a, b := rep.Missing[i], rep.Missing[j]
+		if a.Workload != b.Workload {
+			return slices.Index(workloads, a.Workload) < slices.Index(workloads, b.Workload)
+		}
+		if a.Server != b.Server {
+			return slices.Index(servers, a.Server) < slices.Index(servers, b.Server)
+		}
+		return a.Repeat < b.Repeat
+	})
+	return rep, nil
+}
+
+// orderOf returns given, or the values of key in order of first appearance.
+func orderOf(given []string, runs []Run, key func(Run) string) []string {
+	if len(given) > 0 {
+		return slices.Clone(given)
+	}
+	var out []string
+	for _, r := range runs {
+		if k := key(r); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func checkUnique(xs []string, what string) error {
+	for i, x := range xs {
+		if x == "" {
+			return fmt.Errorf("benchmark report: %w: empty %s name", ErrInvalid, what)
+		}
+		if slices.Contains(xs[:i], x) {
+			return fmt.Errorf("benchmark report: %w: %s %q listed twice", ErrInvalid, what, x)
+		}
+	}
+	return nil
+}
+
+func reasonOf(n, k int, err error) string {
+	if n == 1 {
+		return err.Error()
+	}
+	return fmt.Sprintf("repeat %d: %s", k, err)
+}
+
+// loadRun reads one run directory and applies the map. Its errors are the
+// reasons a report prints for a missing run.
+func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
+	if r.Missing != "" {
+		return nil, errors.New(r.Missing)
+	}
+	if r.Dir == "" {
+		return nil, errors.New("no run directory")
+	}
+	if _, err := os.Stat(r.Dir); err != nil {
+		return nil, fmt.Errorf("run directory %w", err)
+	}
+	meta, err := readMeta(filepath.Join(r.Dir, fold.MetaFile))
+	if err != nil {
+		return nil, err
+	}
+	if meta.Complete != nil && !*meta.Complete {
+		why := meta.Incomplete
+		if why == "" {
+			why = "no reason given"
+		}
+		return nil, fmt.Errorf("incomplete capture (run.json complete: false): %s", why)
+	}
+	if !meta.HasPerOp() {
+		return nil, fmt.Errorf("%s has no cpu_seconds or no operations", fold.MetaFile)
+	}
+	qps := meta.QPS
+	if qps <= 0 && meta.WindowSeconds > 0 {
+		qps = float64(meta.Operations) / meta.WindowSeconds
+	}
+	if qps <= 0 {
+		return nil, fmt.Errorf("%s has no qps (nor window_seconds)", fold.MetaFile)
+	}
+	p, err := readStacks(filepath.Join(r.Dir, fold.StacksFile))
+	if err != nil {
+		return nil, err
+	}
+	if p.Total() <= 0 {
+		return nil, fmt.Errorf("%s has no samples", fold.StacksFile)
+	}
+	mm := *meta
+	mm.Label = r.Server
+	p.Meta = &mm
+	if meta.Unit != "" {
+		p.Unit = meta.Unit
+	}
+	p.Event = meta.Event
+	if meta.Samples > 0 {
+		p.Samples = meta.Samples
+	}
+	mp, expl := m.Apply(p)
+	if mp.Meta == nil {
+		mp.Meta = p.Meta
+	}
+	return &loaded{run: r, p: mp, expl: expl, qps: qps}, nil
+}
+
+func readMeta(path string) (*fold.Meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("run metadata %w", err)
+	}
+	defer f.Close()
+	m, err := fold.ParseMeta(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func readStacks(path string) (*fold.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("stacks %w", err)
+	}
+	defer f.Close()
+	p, err := fold.ParseFolded(f, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// perOp returns x per operation of each run, or nil when no run measured x
+// (run.json's zero means "not measured").
+func perOp(runs []*loaded, x func(*fold.Meta) float64) *Figure {
+	vals := make([]float64, len(runs))
+	measured := false
+	for i, l := range runs {
+		v := x(l.p.Meta)
+		measured = measured || v != 0
+		vals[i] = v / float64(l.p.Meta.Operations)
+	}
+	if !measured {
+		return nil
+	}
+	return figureOf(vals)
+}
+
+// fillFigures sets a cell's figures from its usable runs.
+func fillFigures(v *Version, runs []*loaded) {
+	v.Repeats = len(runs)
+	qps := make([]float64, len(runs))
+	cpu := make([]float64, len(runs))
+	for i, l := range runs {
+		v.Dirs = append(v.Dirs, l.run.Dir)
+		qps[i] = l.qps
+		cpu[i] = l.p.Meta.CPUMicrosPerOp()
+	}
+	v.QPS, v.CPUPerOp = figureOf(qps), figureOf(cpu)
+	v.CSPerOp = perOp(runs, func(m *fold.Meta) float64 { return float64(m.VoluntaryCtxSwitches + m.InvoluntaryCtxSwitches) })
+	v.ReadsPerOp = perOp(runs, func(m *fold.Meta) float64 { return float64(m.ReadOps) })
+	v.ReadKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.ReadKB })
+	v.WriteKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.WriteKB })
+}
+
+// rel is a/b of two figures' medians, nil when either is absent or b is 0.
+func rel(a, b *Figure) *float64 {
+	if a == nil || b == nil || b.Median == 0 {
+		return nil
+	}
+	r := a.Median / b.Median
+	return &r
+}
+
+// computeWorkload fills the relative figures, tests, subtrees and
+// comparisons of w from its usable runs.
+func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, roots []string, m *symbolmap.Map) error {
+	var present []string
+	for _, v := range w.Versions {
+		if v.Missing == "" {
+			present = append(present, v.Server)
+		}
+	}
+	if len(present) == 0 {
+		w.Notes = append(w.Notes, "no version has a usable run")
+		return nil
+	}
+	bv := w.version(rep.Base)
+	hasBase := bv.Missing == ""
+	if !hasBase {
+		w.Notes = append(w.Notes, fmt.Sprintf("the base %s has no usable run: no relative figures, significance tests or comparisons", rep.Base))
+	}
+	for _, v := range w.Versions {
+		if v.Missing != "" || !hasBase {
+			continue
+		}
+		v.RQPS = rel(v.QPS, bv.QPS)
+		v.Relative = &Relative{
+			QPS: rel(v.QPS, bv.QPS), CPUPerOp: rel(v.CPUPerOp, bv.CPUPerOp), CSPerOp: rel(v.CSPerOp, bv.CSPerOp),
+			ReadsPerOp: rel(v.ReadsPerOp, bv.ReadsPerOp), ReadKBPerOp: rel(v.ReadKBPerOp, bv.ReadKBPerOp),
+			WriteKBPerOp: rel(v.WriteKBPerOp, bv.WriteKBPerOp),
+		}
+		if v.Server != rep.Base && v.Repeats >= 2 && bv.Repeats >= 2 {
+			v.QPSTest = testOf(diff.Compare(bv.QPS.Values, v.QPS.Values, rep.Alpha))
+			v.CPUPerOpTest = testOf(diff.Compare(bv.CPUPerOp.Values, v.CPUPerOp.Values, rep.Alpha))
+		}
+	}
+	for _, srv := range present {
+		mp, err := mergeRuns(srv, runsOf[srv], w.version(srv))
+		if err != nil {
+			return fmt.Errorf("benchmark report: %s on %s: %w", w.Name, srv, err)
+		}
+		w.merged[srv] = mp
+	}
+	// Roots after the map, from the profiles of this workload.
+	var all []*loaded
+	for _, srv := range present {
+		all = append(all, runsOf[srv]...)
+	}
+	wroots := resolveRoots(roots, all)
+	for i, r := range wroots {
+		if r != roots[i] {
+			w.Notes = append(w.Notes, fmt.Sprintf("root %s is called %s after the symbol map", roots[i], r))
+		}
+		if !inAny(r, all) {
+			w.Notes = append(w.Notes, fmt.Sprintf("root %s occurs in no profile of this workload", r))
+		}
+	}
+	subtrees, err := computeSubtrees(rep, w, present, runsOf, wroots)
+	if err != nil {
+		return err
+	}
+	w.Subtrees = subtrees
+	if !hasBase {
+		return nil
+	}
+	return computeComparisons(rep, w, present, m)
+}
+
+// mergeRuns merges a cell's repeats into one profile whose CPU per
+// operation and QPS are the cell's medians.
+func mergeRuns(server string, runs []*loaded, v *Version) (*fold.Profile, error) {
+	if len(runs) == 1 {
+		return runs[0].p, nil
+	}
+	ps := make([]*fold.Profile, len(runs)-1)
+	var ops int64
+	var window float64
+	for i, l := range runs {
+		if i > 0 {
+			ps[i-1] = l.p
+		}
+		ops += l.p.Meta.Operations
+		window += l.p.Meta.WindowSeconds
+	}
+	mp, err := runs[0].p.Merge(ps...)
+	if err != nil {
+		return nil, err
+	}
+	first := runs[0].p.Meta
+	mp.Meta = &fold.Meta{
+		Format: 1, Label: server, Unit: first.Unit, Event: first.Event, Sampler: first.Sampler,
+		FrequencyHz: first.FrequencyHz, WindowSeconds: window, Operations: ops,
+		CPUSecondsTotal: v.CPUPerOp.Median * float64(ops) / 1e6, QPS: v.QPS.Median,
+	}
+	return mp, nil
+}
+
+func inAny(root string, runs []*loaded) bool {
+	for _, l := range runs {
+		if slices.Contains(diff.Frames(l.p), root) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveRoots replaces a root that occurs in no profile, but that the map
+// renamed, by its canonical name.
+func resolveRoots(roots []string, runs []*loaded) []string {
+	out := slices.Clone(roots)
+	for i, r := range roots {
+		if inAny(r, runs) {
+			continue
+		}
+		for _, l := range runs {
+			for _, rw := range l.expl.Rewrites {
+				if rw.Original == r && rw.Result != "" && out[i] == r {
+					out[i] = rw.Result
+				}
+			}
+		}
+	}
+	return out
+}
+
+// resolvedRoots is the report's roots: as resolved in the first workload
+// with figures, else as given.
+func resolvedRoots(rep *Report, roots []string) []string {
+	for _, w := range rep.Workloads {
+		if len(w.Subtrees) == len(roots) {
+			out := make([]string, len(roots))
+			for i, t := range w.Subtrees {
+				out[i] = t.Root
+			}
+			return out
+		}
+	}
+	return slices.Clone(roots)
+}
+
+// computeSubtrees compares every usable run of the workload in one
+// diff.Compute, so that the rows line up across repeats and versions, then
+// summarises each row per version over its repeats.
+func computeSubtrees(rep *Report, w *Workload, present []string, runsOf map[string][]*loaded, roots []string) ([]*Subtree, error) {
+	var ps []*fold.Profile
+	var labels []string
+	var col []int // column of each profile
+	for ci, srv := range present {
+		for k, l := range runsOf[srv] {
+			ps = append(ps, l.p)
+			labels = append(labels, fmt.Sprintf("%s#%d", srv, k+1))
+			col = append(col, ci)
+		}
+	}
+	targets := ps[1:]
+	if len(targets) == 0 {
+		targets = ps[:1] // Compute needs a target; its columns are ignored
+	}
+	r, err := diff.Compute(ps[0], targets, diff.Options{Roots: roots, Depth: rep.Depth, Labels: labels})
+	if err != nil {
+		return nil, fmt.Errorf("benchmark report: %s: %w", w.Name, err)
+	}
+	baseCol := slices.Index(present, rep.Base)
+	var out []*Subtree
+	for _, t := range r.Subtrees {
+		st := &Subtree{
+			Root: t.Root, Depth: t.Depth, Servers: slices.Clone(present), Threshold: t.Threshold,
+			SkippedUnresolved: t.SkippedUnresolved, Rows: []*SubtreeRow{},
+		}
+		for _, srv := range present {
+			st.Summaries = append(st.Summaries, diff.Subtree(w.merged[srv], t.Root, diff.SubtreeOptions{Depth: rep.Depth}).Summary(0))
+		}
+		for _, row := range t.Rows {
+			sr := &SubtreeRow{
+				Path: row.Path, Level: row.Level, Label: row.Label(), Chain: row.Chain, Unresolved: row.Unresolved,
+				DeltaPP: make([]*float64, len(present)), Tests: make([]*Test, len(present)),
+			}
+			vals := make([][]float64, len(present))
+			ends := make([][]float64, len(present))
+			endDiffers := false
+			for pi := range ps {
+				nv := row.Profiles[pi]
+				vals[col[pi]] = append(vals[col[pi]], nv.Pct)
+				ends[col[pi]] = append(ends[col[pi]], nv.EndPct)
+				endDiffers = endDiffers || row.Chain != nil && nv.EndValue != nv.Value
+			}
+			for c := range present {
+				sr.Shares = append(sr.Shares, *figureOf(vals[c]))
+				if endDiffers {
+					sr.ends = append(sr.ends, diff.SampleOf(ends[c]).Median)
+				}
+			}
+			if baseCol >= 0 {
+				for c := range present {
+					if c == baseCol {
+						continue
+					}
+					d := sr.Shares[c].Median - sr.Shares[baseCol].Median
+					sr.DeltaPP[c] = &d
+					if len(vals[c]) >= 2 && len(vals[baseCol]) >= 2 {
+						sr.Tests[c] = testOf(diff.Compare(vals[baseCol], vals[c], rep.Alpha))
+					}
+				}
+			}
+			st.Rows = append(st.Rows, sr)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// computeComparisons compares the merged profile of the base with each
+// other version: attribution of the change in CPU per op, and the functions
+// whose self CPU per op changed most.
+func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap.Map) error {
+	var targets []*fold.Profile
+	var labels = []string{rep.Base}
+	for _, srv := range present {
+		if srv != rep.Base {
+			targets = append(targets, w.merged[srv])
+			labels = append(labels, srv)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	o := diff.Options{Labels: labels}
+	if m.HasSubsystems() {
+		o.Classify, o.SubsystemNames = m.Subsystem, m.Subsystems()
+	}
+	r, err := diff.Compute(w.merged[rep.Base], targets, o)
+	if err != nil {
+		return fmt.Errorf("benchmark report: %s: %w", w.Name, err)
+	}
+	for ti := range targets {
+		c := &Comparison{
+			Server:            labels[ti+1],
+			BaseMicrosPerOp:   r.Summaries[0].Profile.MicrosPerOp,
+			TargetMicrosPerOp: r.Summaries[ti+1].Profile.MicrosPerOp,
+			TopSelf:           []FunctionDelta{},
+		}
+		if ti < len(r.Attribution) {
+			a := r.Attribution[ti]
+			at := &Attribution{DeltaMicrosPerOp: a.Delta, Sentence: a.Sentence(), Parts: []Part{}}
+			for _, p := range a.Parts {
+				at.Parts = append(at.Parts, Part{Subsystem: p.Subsystem, DeltaMicrosPerOp: p.Delta})
+			}
+			c.Attribution = at
+		}
+		var fs []FunctionDelta
+		for _, f := range r.Functions {
+			b, t := f.Profiles[0].SelfMicrosPerOp, f.Profiles[ti+1].SelfMicrosPerOp
+			if math.Round((t-b)*100) == 0 {
+				continue // no change at the precision reports print
+			}
+			fs = append(fs, FunctionDelta{Name: f.Name, BaseMicrosPerOp: b, TargetMicrosPerOp: t, DeltaMicrosPerOp: t - b})
+		}
+		sort.SliceStable(fs, func(i, j int) bool {
+			a, b := math.Abs(fs[i].DeltaMicrosPerOp), math.Abs(fs[j].DeltaMicrosPerOp)
+			if a != b {
+				return a > b
+			}
+			return fs[i].Name < fs[j].Name
+		})
+		if len(fs) > topSelf {
+			fs = fs[:topSelf]
+		}
+		c.TopSelf = append(c.TopSelf, fs...)
+		w.Comparisons = append(w.Comparisons, c)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+// Package benchreport turns the run directories of a benchmark matrix
+// (server versions × sysbench workloads × repeats, each written by
+// `flamediff record`: stacks.folded and run.json) into the report a
+// performance engineer publishes:
+//
+//   - rQPS: per workload and version, QPS relative to the base version
+//     (medians over repeats), one row per workload, one column per version,
+//     as published regression reports lay it out;
+//   - per workload, the absolute and relative (to the base) cost per
+//     operation: cpu/o (CPU µs), cs/o (context switches), r/o (read
+//     operations), rKB/o, wKB/o, and o/s (operations per second);
+//   - per workload and root function, the subtree breakdown per version
+//     with the symbol map applied (diff.Compute, as `flamediff diff --root`);
+//   - the attribution of the change in CPU per operation between the base
+//     and each version to the map's subsystems;
+//   - with two or more repeats, for every rQPS and cpu/o figure and every
+//     subtree share, the median, the spread (min–max) and whether the
+//     difference from the base is more than noise (diff.Compare: Welch's
+//     t-test and a permutation test), with both p-values;
+//   - plain and differential (per-op normalised) flame graphs.
+//
+// Build loads and computes; it is the only function that reads files (the
+// run directories). The writers render the Report as JSON, markdown, a
+// terminal summary, or a directory of files (report.json, report.md,
+// index.html, svg/). Output is deterministic: the same runs and options
+// give the same bytes.
+//
+// A run that is missing, incomplete (run.json "complete": false), unreadable
+// or without the figures per-op costs need is never dropped silently: the
+// report lists it with its reason, a version without any usable repeat shows
+// as a missing cell, and the rest of the report still renders.
+//
+// # JSON schema (report.json)
+//
+// Field names are an interface: they stay stable, fields are only added.
+// Numbers are not rounded. Percentages run from 0 to 100 and are of each
+// profile's total; "pp" are percentage points; "us" are CPU microseconds.
+// A figure is {"median": float, "min": float, "max": float, "values":
+// [float]} where values holds one entry per usable repeat, in repeat order.
+// A test is {"welch_p": float, "permutation_p": float,
+// "min_permutation_p": float, "significant": bool} (see diff.Significance);
+// it is present only when both sides have at least two repeats.
+//
+//	{
+//	  "base": string,              // the base version label
+//	  "servers": [string],         // column order
+//	  "repeats": int,              // N: the largest repeat number given
+//	  "alpha": float,              // significance level
+//	  "roots": [string],           // functions broken down (after the map)
+//	  "depth": int,                // levels under each root
+//	  "map": string,               // the symbol map's file name ("<default>" without one)
+//	  "missing": [{                // every run that gave no figures, sorted
+//	    "workload": string, "server": string,
+//	    "repeat": int,             // 0: no run at all for this server and workload
+//	    "dir": string,             // optional
+//	    "reason": string
+//	  }],
+//	  "workloads": [{              // in Options.Workloads order
+//	    "name": string,
+//	    "versions": [{             // one per server, in "servers" order
+//	      "server": string,
+//	      "missing": string,       // optional: why this cell has no figures
+//	      "repeats": int,          // usable repeats
+//	      "dirs": [string],        // their run directories
+//	      "qps": figure, "cpu_us_per_op": figure,       // optional (absent when missing)
+//	      "cs_per_op": figure, "reads_per_op": figure,  // optional: absent when not measured
+//	      "read_kb_per_op": figure, "write_kb_per_op": figure,
+//	      "rqps": float,           // optional: median qps / base median qps
+//	      "relative": {            // optional: each median / the base's median
+//	        "qps": float, "cpu_us_per_op": float, "cs_per_op": float,
+//	        "reads_per_op": float, "read_kb_per_op": float, "write_kb_per_op": float
+//	      },                       //   (each optional)
+//	      "qps_test": test, "cpu_us_per_op_test": test  // optional, not for the base
+//	    }],
+//	    "subtrees": [{             // one per root
+//	      "root": string, "depth": int,
+//	      "servers": [string],     // the columns: versions with figures
+//	      "threshold": float,      // chain collapse threshold (above 1: none)
+//	      "skipped_unresolved": bool,
+//	      "summaries": [string],   // per column: the one-line summary of the merged repeats
+//	      "rows": [{               // depth first, root first (diff.SubtreeDiff over every repeat)
+//	        "path": [string], "level": int, "label": string,
+//	        "chain": [string],     // optional: pass-through functions merged into the row
+//	        "unresolved": bool,    // optional
+//	        "shares": [figure],    // per column: % of the profile's total, over repeats
+//	        "delta_pp": [float|null], // per column: median - base median (null: base or no base)
+//	        "tests": [test|null]   // per column, with repeats; null for the base
+//	      }]
+//	    }],
+//	    "comparisons": [{          // one per version with figures other than the base
+//	      "server": string,
+//	      "base_us_per_op": float, "target_us_per_op": float,  // medians
+//	      "attribution": {         // optional: needs a map with subsystems
+//	        "delta_us_per_op": float, // rounded to 0.01
+//	        "parts": [{"subsystem": string, "delta_us_per_op": float}],
+//	        "sentence": string
+//	      },
+//	      "top_self": [{           // the functions whose self CPU per op changed most
+//	        "name": string, "base_us_per_op": float, "target_us_per_op": float,
+//	        "delta_us_per_op": float
+//	      }]
+//	    }],
+//	    "notes": [string]
+//	  }]
+//	}
+//
+// Profiles of the repeats of one version are merged (stacks summed) for the
+// flame graphs, the attribution, the top functions and the one-line
+// summaries; their CPU per operation is set to the median over repeats, so
+// that the attribution splits exactly the change the per-op table shows.
+package benchreport

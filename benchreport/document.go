@@ -1,0 +1,427 @@
+package benchreport
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// The report as titled tables, rendered by the markdown, HTML and summary
+// writers alike, so that they show the same figures.
+
+// column is a table column: its heading and whether it holds numbers.
+type column struct {
+	head string
+	num  bool
+}
+
+// cell is one table cell; a name cell holds a function (code font) indented
+// by level.
+type cell struct {
+	text  string
+	name  bool
+	level int
+}
+
+// section is one titled table with sentences before and after it.
+type section struct {
+	title string
+	intro []string
+	cols  []column
+	rows  [][]cell
+	notes []string
+}
+
+// minShare is the share (in %) under which a subtree row is left out of the
+// markdown and HTML tables, in every version (report.json has them all).
+const minShare = 0.5
+
+// noise marks a difference from the base that is within noise.
+const noise = "≈"
+
+func txt(s string) cell { return cell{text: s} }
+
+func f2(x float64) string  { return fmt.Sprintf("%.2f", x) }
+func f3(x float64) string  { return fmt.Sprintf("%.3f", x) }
+func sf2(x float64) string { return fmt.Sprintf("%+.2f", x) }
+
+// fmtP prints a p-value.
+func fmtP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return f3(p)
+}
+
+// opt prints a figure's median with format, or "-" when it is absent.
+func opt(f *Figure, format func(float64) string) string {
+	if f == nil {
+		return "-"
+	}
+	return format(f.Median)
+}
+
+func optRatio(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return f2(*r)
+}
+
+// marked prefixes s with the noise mark when t says the difference is
+// within noise.
+func marked(s string, t *Test) string {
+	if t != nil && !t.Significant {
+		return noise + s
+	}
+	return s
+}
+
+// serverHead names a version in a table: the base gets " (base)".
+func (r *Report) serverHead(s string) string {
+	if s == r.Base {
+		return s + " (base)"
+	}
+	return s
+}
+
+func (r *Report) title() string {
+	return fmt.Sprintf("Benchmark report: %s (base %s)", strings.Join(r.Servers, ", "), r.Base)
+}
+
+// intro says what the report is made of.
+func (r *Report) intro() []string {
+	rep := "one run"
+	if r.Repeats > 1 {
+		rep = fmt.Sprintf("%d repeats, medians", r.Repeats)
+	}
+	return []string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
+		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth)}
+}
+
+// rqpsSection is the table published regression reports lead with.
+func (r *Report) rqpsSection() section {
+	s := section{title: fmt.Sprintf("Relative QPS (rQPS: QPS / QPS of %s)", r.Base)}
+	s.cols = []column{{"workload", false}}
+	for _, srv := range r.Servers {
+		s.cols = append(s.cols, column{srv, true})
+	}
+	for _, w := range r.Workloads {
+		row := []cell{txt(w.Name)}
+		for _, v := range w.Versions {
+			switch {
+			case v.Missing != "":
+				row = append(row, txt("missing"))
+			case v.RQPS == nil:
+				row = append(row, txt("-"))
+			default:
+				row = append(row, txt(marked(f2(*v.RQPS), v.QPSTest)))
+			}
+		}
+		s.rows = append(s.rows, row)
+	}
+	if r.Repeats > 1 {
+		s.notes = append(s.notes, fmt.Sprintf("Medians of %d repeats. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload).",
+			r.Repeats, noise, r.Base, r.Alpha))
+	}
+	if len(r.Missing) > 0 {
+		s.notes = append(s.notes, "missing: no usable run; see Missing runs for why.")
+	}
+	return s
+}
+
+func (r *Report) missingSection() section {
+	s := section{title: "Missing runs", cols: []column{{"workload", false}, {"version", false}, {"repeat", true}, {"reason", false}}}
+	for _, m := range r.Missing {
+		rep := "all"
+		if m.Repeat > 0 {
+			rep = fmt.Sprint(m.Repeat)
+		}
+		s.rows = append(s.rows, []cell{txt(m.Workload), txt(m.Server), txt(rep), txt(m.Reason)})
+	}
+	return s
+}
+
+// overview is what comes before the workloads.
+func (r *Report) overview() []section {
+	out := []section{r.rqpsSection()}
+	if len(r.Missing) > 0 {
+		out = append(out, r.missingSection())
+	}
+	return out
+}
+
+// workloadSections are the tables of one workload.
+func (r *Report) workloadSections(w *Workload) []section {
+	var out []section
+	out = append(out, r.costSection(w), r.relativeSection(w))
+	if r.Repeats > 1 {
+		out = append(out, r.repeatsSection(w))
+	}
+	if len(w.Comparisons) > 0 {
+		out = append(out, r.attributionSection(w), r.topSelfSection(w))
+	}
+	for _, t := range w.Subtrees {
+		out = append(out, r.subtreeSection(t))
+	}
+	if len(w.Notes) > 0 {
+		out[0].intro = append(out[0].intro, w.Notes...)
+	}
+	return out
+}
+
+func (r *Report) costSection(w *Workload) section {
+	s := section{title: "Throughput and cost per operation",
+		cols: []column{{"version", false}, {"o/s", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}, {"r/o", true}, {"rKB/o", true}, {"wKB/o", true}}}
+	for _, v := range w.Versions {
+		if v.Missing != "" {
+			s.rows = append(s.rows, []cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")})
+			s.notes = append(s.notes, fmt.Sprintf("%s: missing: %s", v.Server, v.Missing))
+			continue
+		}
+		rq := "-"
+		if v.RQPS != nil {
+			rq = marked(f2(*v.RQPS), v.QPSTest)
+		}
+		s.rows = append(s.rows, []cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, f2)), txt(rq), txt(marked(opt(v.CPUPerOp, f2), v.CPUPerOpTest)),
+			txt(opt(v.CSPerOp, f3)), txt(opt(v.ReadsPerOp, f3)), txt(opt(v.ReadKBPerOp, f3)), txt(opt(v.WriteKBPerOp, f3))})
+		if v.Repeats < r.Repeats {
+			s.notes = append(s.notes, fmt.Sprintf("%s: %d of %d repeats usable (see Missing runs).", v.Server, v.Repeats, r.Repeats))
+		}
+	}
+	s.notes = append(s.notes, "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured.")
+	return s
+}
+
+func (r *Report) relativeSection(w *Workload) section {
+	s := section{title: "Relative to " + r.Base,
+		cols: []column{{"version", false}, {"o/s", true}, {"cpu/o", true}, {"cs/o", true}, {"r/o", true}, {"rKB/o", true}, {"wKB/o", true}}}
+	for _, v := range w.Versions {
+		row := []cell{txt(r.serverHead(v.Server))}
+		if v.Missing != "" || v.Relative == nil {
+			fill := "-"
+			if v.Missing != "" {
+				fill = "missing"
+			}
+			for range 6 {
+				row = append(row, txt(fill))
+			}
+		} else {
+			x := v.Relative
+			row = append(row, txt(marked(optRatio(x.QPS), v.QPSTest)), txt(marked(optRatio(x.CPUPerOp), v.CPUPerOpTest)), txt(optRatio(x.CSPerOp)),
+				txt(optRatio(x.ReadsPerOp)), txt(optRatio(x.ReadKBPerOp)), txt(optRatio(x.WriteKBPerOp)))
+		}
+		s.rows = append(s.rows, row)
+	}
+	s.notes = append(s.notes, fmt.Sprintf("Each version's median divided by %s's: above 1, more of it (o/s: faster; per-op costs: more expensive).", r.Base))
+	return s
+}
+
+func (r *Report) repeatsSection(w *Workload) section {
+	s := section{title: "Repeats: median, spread and significance against " + r.Base,
+		cols: []column{{"version", false}, {"figure", false}, {"n", true}, {"median", true}, {"min–max", true}, {"Δ vs base", true}, {"Welch p", true}, {"permutation p", true}, {"verdict", false}}}
+	bv := w.version(r.Base)
+	for _, v := range w.Versions {
+		if v.Missing != "" {
+			continue
+		}
+		for _, f := range []struct {
+			name    string
+			fig, bf *Figure
+			test    *Test
+		}{{"o/s", v.QPS, bv.QPS, v.QPSTest}, {"cpu/o µs", v.CPUPerOp, bv.CPUPerOp, v.CPUPerOpTest}} {
+			row := []cell{txt(r.serverHead(v.Server)), txt(f.name), txt(fmt.Sprint(v.Repeats)), txt(f2(f.fig.Median)),
+				txt(f2(f.fig.Min) + "–" + f2(f.fig.Max))}
+			switch {
+			case v.Server == r.Base:
+				row = append(row, txt("-"), txt("-"), txt("-"), txt("base"))
+			case bv.Missing != "" || f.bf.Median == 0:
+				row = append(row, txt("-"), txt("-"), txt("-"), txt("no base"))
+			default:
+				row = append(row, txt(sf2((f.fig.Median/f.bf.Median-1)*100)+"%"))
+				if f.test == nil {
+					row = append(row, txt("-"), txt("-"), txt("too few repeats"))
+				} else {
+					verdict := "significant"
+					if !f.test.Significant {
+						verdict = "within noise"
+					}
+					row = append(row, txt(fmtP(f.test.WelchP)), txt(fmtP(f.test.PermutationP)), txt(verdict))
+				}
+			}
+			s.rows = append(s.rows, row)
+		}
+	}
+	floor := 1.0
+	for _, v := range w.Versions {
+		if v.QPSTest != nil {
+			floor = math.Min(floor, v.QPSTest.MinPermutationP)
+		}
+	}
+	s.notes = append(s.notes, fmt.Sprintf("Significant: Welch's p < %g and the permutation p at most %g or, when so few repeats cannot go that low, at its floor (%s here: every base value beyond every version value).",
+		r.Alpha, r.Alpha, fmtP(floor)))
+	return s
+}
+
+func (r *Report) attributionSection(w *Workload) section {
+	s := section{title: "Change in CPU per operation against " + r.Base}
+	if r.subsystem == nil {
+		s.cols = []column{{"version", false}, {r.Base + " µs/op", true}, {"µs/op", true}, {"Δµs/op", true}}
+		for _, c := range w.Comparisons {
+			s.rows = append(s.rows, []cell{txt(c.Server), txt(f2(c.BaseMicrosPerOp)), txt(f2(c.TargetMicrosPerOp)), txt(sf2(c.TargetMicrosPerOp - c.BaseMicrosPerOp))})
+		}
+		s.notes = append(s.notes, "A symbol map with subsystems splits these changes among subsystems.")
+		return s
+	}
+	s.cols = []column{{"subsystem", false}}
+	for _, c := range w.Comparisons {
+		s.cols = append(s.cols, column{"Δµs/op " + c.Server, true})
+	}
+	total := []cell{txt("total")}
+	for _, c := range w.Comparisons {
+		total = append(total, txt(sf2(c.Attribution.DeltaMicrosPerOp)))
+	}
+	s.rows = append(s.rows, total)
+	for _, name := range r.subNames {
+		row := []cell{txt(name)}
+		nonzero := false
+		for _, c := range w.Comparisons {
+			d := 0.0
+			for _, p := range c.Attribution.Parts {
+				if p.Subsystem == name {
+					d = p.DeltaMicrosPerOp
+				}
+			}
+			nonzero = nonzero || math.Round(d*100) != 0
+			row = append(row, txt(sf2(d)))
+		}
+		if nonzero {
+			s.rows = append(s.rows, row)
+		}
+	}
+	for _, c := range w.Comparisons {
+		s.notes = append(s.notes, fmt.Sprintf("%s (cpu/o %s → %s µs)", c.Attribution.Sentence, f2(c.BaseMicrosPerOp), f2(c.TargetMicrosPerOp)))
+	}
+	if r.Repeats > 1 {
+		s.notes = append(s.notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o.")
+	}
+	return s
+}
+
+func (r *Report) topSelfSection(w *Workload) section {
+	s := section{title: fmt.Sprintf("Largest changes in self CPU per operation (top %d per version)", topSelf),
+		cols: []column{{"version", false}, {"function", false}, {r.Base + " µs/op", true}, {"µs/op", true}, {"Δµs/op", true}}}
+	for _, c := range w.Comparisons {
+		for _, f := range c.TopSelf {
+			s.rows = append(s.rows, []cell{txt(c.Server), {text: f.Name, name: true}, txt(f2(f.BaseMicrosPerOp)), txt(f2(f.TargetMicrosPerOp)), txt(sf2(f.DeltaMicrosPerOp))})
+		}
+	}
+	return s
+}
+
+// rowName is a subtree row's name cell: a chain of more than 4 functions
+// shows its first two and its last; "(end x%, y%)" gives the chain end's
+// median shares when they differ from the row's.
+func rowName(row *SubtreeRow) cell {
+	label := row.Label
+	if len(row.Chain) > 4 {
+		label = fmt.Sprintf("%s → %s → … → %s", row.Chain[0], row.Chain[1], row.Chain[len(row.Chain)-1])
+	}
+	c := cell{text: label, name: true, level: row.Level}
+	if len(row.ends) > 0 {
+		ps := make([]string, len(row.ends))
+		for i, e := range row.ends {
+			ps[i] = f2(e) + "%"
+		}
+		c.text += " (end " + strings.Join(ps, ", ") + ")"
+	}
+	return c
+}
+
+func (r *Report) subtreeSection(t *Subtree) section {
+	s := section{title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", t.Root, t.Depth)}
+	s.cols = []column{{"function", false}}
+	for _, srv := range t.Servers {
+		s.cols = append(s.cols, column{srv + " %", true})
+	}
+	hasBase := slices.Contains(t.Servers, r.Base)
+	var targets []int
+	if hasBase {
+		for i, srv := range t.Servers {
+			if srv != r.Base {
+				targets = append(targets, i)
+				s.cols = append(s.cols, column{"Δpp " + srv, true})
+			}
+		}
+	}
+	tests := false
+	for _, row := range t.Rows {
+		for _, x := range row.Tests {
+			tests = tests || x != nil
+		}
+	}
+	if tests {
+		for _, i := range targets {
+			s.cols = append(s.cols, column{"p " + t.Servers[i] + " (Welch/perm)", true})
+		}
+	}
+	hidden, chains := 0, false
+	for ri, row := range t.Rows {
+		top := 0.0
+		for _, sh := range row.Shares {
+			top = math.Max(top, sh.Median)
+		}
+		if ri > 0 && top < minShare {
+			hidden++
+			continue
+		}
+		chains = chains || row.Chain != nil
+		cells := []cell{rowName(row)}
+		for _, sh := range row.Shares {
+			v := f2(sh.Median)
+			if len(sh.Values) > 1 {
+				v += " (" + f2(sh.Min) + "–" + f2(sh.Max) + ")"
+			}
+			cells = append(cells, txt(v))
+		}
+		for _, i := range targets {
+			cells = append(cells, txt(marked(sf2(*row.DeltaPP[i]), row.Tests[i])))
+		}
+		if tests {
+			for _, i := range targets {
+				if x := row.Tests[i]; x != nil {
+					cells = append(cells, txt(fmtP(x.WelchP)+"/"+fmtP(x.PermutationP)))
+				} else {
+					cells = append(cells, txt("-"))
+				}
+			}
+		}
+		s.rows = append(s.rows, cells)
+	}
+	for i, srv := range t.Servers {
+		s.notes = append(s.notes, srv+": "+t.Summaries[i])
+	}
+	for _, srv := range r.Servers {
+		if !slices.Contains(t.Servers, srv) {
+			s.notes = append(s.notes, srv+": missing (no usable run).")
+		}
+	}
+	if hidden > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("%d rows under %g%% in every version are left out (report.json has them all).", hidden, minShare))
+	}
+	if t.SkippedUnresolved {
+		s.notes = append(s.notes, "Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through: their callees sit under the nearest named caller, and [unresolved] rows hold the stacks that end inside them.")
+	}
+	if chains {
+		s.notes = append(s.notes, fmt.Sprintf("a → b: b holds at least %g%% of a in every profile, shown as one row with a's value and b's callees; \"end\" is b's share when it differs.", t.Threshold*100))
+	}
+	if r.Repeats > 1 {
+		s.notes = append(s.notes, fmt.Sprintf("Shares are medians over the repeats, (min–max) their spread; %s marks a change within noise.", noise))
+	}
+	return s
+}
+
+// textWidth is the number of characters s takes in a terminal.
+func textWidth(s string) int { return utf8.RuneCountInString(s) }

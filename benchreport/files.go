@@ -1,0 +1,342 @@
+package benchreport
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/flamediff/flamediff/flamegraph"
+	"github.com/flamediff/flamediff/fold"
+)
+
+// File names WriteFiles writes in its directory.
+const (
+	JSONFile     = "report.json"
+	MarkdownFile = "report.md"
+	HTMLFile     = "index.html"
+	SVGDir       = "svg"
+)
+
+// graphLink is one flame graph of the HTML page: where it is, or why it
+// could not be drawn.
+type graphLink struct {
+	Title string
+	Href  string // relative to the report directory, "/"-separated
+	Err   string
+}
+
+// WriteFiles writes the report into dir (created if need be): report.json,
+// report.md, index.html and, with Options.SVG, for each workload a flame
+// graph per version, svg/WORKLOAD/VERSION.svg, and a differential flame
+// graph normalised per operation from the base to each other version,
+// svg/WORKLOAD/BASE-vs-VERSION.svg (names with characters other than
+// letters, digits, '.', '_' and '-' have them replaced by '_'). A graph
+// that cannot be drawn is named on the page with the reason; it is not an
+// error. Every file is written atomically (a temporary file in the same
+// directory, then a rename), so that an interrupted run never leaves a
+// half-written file; files already in dir that the report does not write
+// are left alone.
+func (r *Report) WriteFiles(dir string) error {
+	files := map[string][]byte{}
+	graphs := map[string][]graphLink{}
+	if r.svg {
+		for _, w := range r.Workloads {
+			graphs[w.Name] = r.renderGraphs(w, files)
+		}
+	}
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		return err
+	}
+	files[JSONFile] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := r.WriteMarkdown(&buf); err != nil {
+		return err
+	}
+	files[MarkdownFile] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := r.writeHTML(&buf, graphs); err != nil {
+		return err
+	}
+	files[HTMLFile] = bytes.Clone(buf.Bytes())
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("report %w", err)
+		}
+		if err := writeFileAtomic(p, files[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// safeName makes a label usable as a file name.
+func safeName(s string) string {
+	out := []rune(s)
+	for i, c := range out {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			out[i] = '_'
+		}
+	}
+	if len(out) == 0 || string(out) == "." || string(out) == ".." {
+		return "_"
+	}
+	return string(out)
+}
+
+// PlainGraphPath is where WriteFiles puts the flame graph of a version
+// under a workload, relative to its directory, "/"-separated.
+func PlainGraphPath(workload, server string) string {
+	return path.Join(SVGDir, safeName(workload), safeName(server)+".svg")
+}
+
+// DiffGraphPath is where WriteFiles puts the differential flame graph from
+// the base to a version under a workload, as PlainGraphPath.
+func DiffGraphPath(workload, base, server string) string {
+	return path.Join(SVGDir, safeName(workload), safeName(base)+"-vs-"+safeName(server)+".svg")
+}
+
+// countName names a profile's values in tooltips.
+func countName(p *fold.Profile) string {
+	if p.Unit != fold.UnitPeriod {
+		return "samples"
+	}
+	switch p.Event {
+	case "cpu-clock", "task-clock":
+		return "ns"
+	}
+	return "period"
+}
+
+// renderGraphs draws the workload's flame graphs into files and returns
+// their links, plain graphs first, in server order.
+func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink {
+	var links []graphLink
+	base := w.merged[r.Base]
+	draw := func(title, href string, layout func() (*flamegraph.Graph, error)) {
+		l := graphLink{Title: title, Href: href}
+		g, err := layout()
+		var b bytes.Buffer
+		if err == nil {
+			err = g.WriteSVG(&b)
+		}
+		if err != nil {
+			l.Href, l.Err = "", err.Error()
+		} else {
+			files[href] = b.Bytes()
+		}
+		links = append(links, l)
+	}
+	for _, v := range w.Versions {
+		p := w.merged[v.Server]
+		if p == nil {
+			continue
+		}
+		o := r.graphOptions(p)
+		o.Title = fmt.Sprintf("%s: %s", w.Name, v.Server)
+		o.Subtitle = fmt.Sprintf("cpu/o %s µs, %s o/s, %d run(s)", f2(v.CPUPerOp.Median), f2(v.QPS.Median), v.Repeats)
+		if o.Subsystem != nil {
+			o.Palette = flamegraph.PaletteSubsystem
+		}
+		draw(v.Server, PlainGraphPath(w.Name, v.Server), func() (*flamegraph.Graph, error) { return flamegraph.Layout(p, o) })
+	}
+	if base == nil {
+		return links
+	}
+	for _, v := range w.Versions {
+		p := w.merged[v.Server]
+		if p == nil || v.Server == r.Base {
+			continue
+		}
+		o := r.graphOptions(p)
+		o.Title = fmt.Sprintf("%s: %s → %s", w.Name, r.Base, v.Server)
+		o.Subtitle = "Change in CPU µs per operation; widths follow " + v.Server
+		o.Normalize = flamegraph.NormalizePerOp
+		o.BaseLabel, o.TargetLabel = r.Base, v.Server
+		draw(r.Base+" → "+v.Server, DiffGraphPath(w.Name, r.Base, v.Server), func() (*flamegraph.Graph, error) {
+			return flamegraph.LayoutDiff(base, p, o)
+		})
+	}
+	return links
+}
+
+func (r *Report) graphOptions(p *fold.Profile) flamegraph.Options {
+	o := flamegraph.Options{Hash: true, CountName: countName(p)}
+	if r.subsystem != nil {
+		o.Subsystem, o.Subsystems = r.subsystem, r.subNames
+	}
+	return o
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("report %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report %w", err)
+	}
+	return nil
+}
+
+// HTML page.
+
+type htmlCell struct {
+	Text  string
+	Class string
+}
+
+type htmlTable struct {
+	Title string
+	Intro []string
+	Heads []htmlCell
+	Rows  [][]htmlCell
+	Notes []string
+}
+
+type htmlWorkload struct {
+	Name   string
+	ID     string
+	Tables []htmlTable
+	Graphs []graphLink
+}
+
+type htmlPage struct {
+	Title     string
+	Intro     []string
+	Overview  []htmlTable
+	Workloads []htmlWorkload
+	SVG       bool
+}
+
+func toHTMLTable(s section) htmlTable {
+	t := htmlTable{Title: s.title, Intro: s.intro, Notes: s.notes}
+	for _, c := range s.cols {
+		cl := ""
+		if c.num {
+			cl = "num"
+		}
+		t.Heads = append(t.Heads, htmlCell{Text: c.head, Class: cl})
+	}
+	for _, row := range s.rows {
+		var cells []htmlCell
+		for i, c := range row {
+			cl := ""
+			switch {
+			case c.name:
+				cl = "name"
+			case s.cols[i].num:
+				cl = "num"
+			}
+			if strings.HasPrefix(c.text, noise) {
+				cl += " noise"
+			}
+			if c.text == "missing" {
+				cl += " missing"
+			}
+			cells = append(cells, htmlCell{Text: strings.Repeat("\u00a0\u00a0", c.level) + c.text, Class: strings.TrimSpace(cl)})
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", Verdana, sans-serif; margin: 1.5em; color: #222; max-width: 110em; }
+h1 { font-size: 1.4em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1em; margin-top: 1.5em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; }
+th { background: #f0f0f0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.name { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 45em; }
+td.noise { color: #888; }
+td.missing { background: #fde8e8; color: #a00; }
+p.note { color: #444; font-size: 0.9em; }
+nav a { margin-right: 1em; }
+.graphs { display: flex; flex-wrap: wrap; gap: 1em; }
+.graphs figure { margin: 0; width: 48%; min-width: 30em; }
+.graphs img { width: 100%; border: 1px solid #ddd; }
+.graphs figcaption { font-size: 0.9em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{range .Intro}}<p>{{.}}</p>
+{{end}}<nav>{{range .Workloads}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}<a href="report.md">report.md</a><a href="report.json">report.json</a></nav>
+{{range .Overview}}{{template "table" .}}{{end}}
+{{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
+{{range .Tables}}{{template "table" .}}{{end}}
+{{if $.SVG}}<h3>Flame graphs</h3>
+<p class="note">Plain graphs per version, then differential graphs from the base, normalised per operation (red: more CPU per operation, blue: less). Click a graph to open it: hover for figures, click to zoom, search by regular expression.</p>
+<div class="graphs">
+{{range .Graphs}}<figure>{{if .Err}}<figcaption>{{.Title}}: no graph: {{.Err}}</figcaption>{{else}}<a href="{{.Href}}"><img src="{{.Href}}" alt="flame graph {{.Title}}"></a><figcaption><a href="{{.Href}}">{{.Title}}</a></figcaption>{{end}}</figure>
+{{end}}</div>
+{{end}}{{end}}</body>
+</html>
+{{define "table"}}<h3>{{.Title}}</h3>
+{{range .Intro}}<p class="note">{{.}}</p>
+{{end}}{{if .Rows}}<table>
+<thead><tr>{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{else}}<p>(none)</p>
+{{end}}{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}{{end}}`))
+
+// writeHTML writes index.html: the tables of the markdown report and the
+// flame graphs (linked, shown as images).
+func (r *Report) writeHTML(w io.Writer, graphs map[string][]graphLink) error {
+	p := htmlPage{Title: r.title(), Intro: r.intro(), SVG: r.svg}
+	for _, s := range r.overview() {
+		p.Overview = append(p.Overview, toHTMLTable(s))
+	}
+	for i, wl := range r.Workloads {
+		hw := htmlWorkload{Name: wl.Name, ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name]}
+		for _, s := range r.workloadSections(wl) {
+			hw.Tables = append(hw.Tables, toHTMLTable(s))
+		}
+		p.Workloads = append(p.Workloads, hw)
+	}
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("report html: %w", err)
+	}
+	return nil
+}

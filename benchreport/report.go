@@ -1,0 +1,179 @@
+package benchreport
+
+import (
+	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/fold"
+)
+
+// Report is the computed report of a benchmark matrix. Its exported fields
+// are what report.json holds (see the package documentation for the
+// schema); the writers render it.
+type Report struct {
+	Base      string       `json:"base"`
+	Servers   []string     `json:"servers"`
+	Repeats   int          `json:"repeats"`
+	Alpha     float64      `json:"alpha"`
+	Roots     []string     `json:"roots"`
+	Depth     int          `json:"depth"`
+	Map       string       `json:"map"`
+	Missing   []MissingRun `json:"missing"`
+	Workloads []*Workload  `json:"workloads"`
+
+	svg       bool
+	subsystem func([]string) string
+	subNames  []string
+}
+
+// MissingRun is a run that gave no figures, and why.
+type MissingRun struct {
+	Workload string `json:"workload"`
+	Server   string `json:"server"`
+	// Repeat is 0 when no run at all was given for the server and workload.
+	Repeat int    `json:"repeat"`
+	Dir    string `json:"dir,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Workload is the part of the report about one workload.
+type Workload struct {
+	Name string `json:"name"`
+	// Versions has one entry per Report.Servers, in that order.
+	Versions    []*Version    `json:"versions"`
+	Subtrees    []*Subtree    `json:"subtrees"`
+	Comparisons []*Comparison `json:"comparisons"`
+	Notes       []string      `json:"notes,omitempty"`
+
+	// merged holds each usable version's repeats merged, with the median
+	// per-op figures (see the package documentation), by server.
+	merged map[string]*fold.Profile
+}
+
+// Version is one cell of the matrix: a server version under a workload.
+type Version struct {
+	Server string `json:"server"`
+	// Missing says why the cell has no figures; "" when it has.
+	Missing string   `json:"missing,omitempty"`
+	Repeats int      `json:"repeats"`
+	Dirs    []string `json:"dirs"`
+
+	QPS          *Figure `json:"qps,omitempty"`
+	CPUPerOp     *Figure `json:"cpu_us_per_op,omitempty"`
+	CSPerOp      *Figure `json:"cs_per_op,omitempty"`
+	ReadsPerOp   *Figure `json:"reads_per_op,omitempty"`
+	ReadKBPerOp  *Figure `json:"read_kb_per_op,omitempty"`
+	WriteKBPerOp *Figure `json:"write_kb_per_op,omitempty"`
+
+	// RQPS is the median QPS over the base's; nil without a base.
+	RQPS     *float64  `json:"rqps,omitempty"`
+	Relative *Relative `json:"relative,omitempty"`
+	// QPSTest and CPUPerOpTest compare the repeats with the base's; nil
+	// for the base, or with fewer than two repeats on either side.
+	QPSTest      *Test `json:"qps_test,omitempty"`
+	CPUPerOpTest *Test `json:"cpu_us_per_op_test,omitempty"`
+}
+
+// Figure summarises one figure over the repeats of a cell.
+type Figure struct {
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Values []float64 `json:"values"`
+}
+
+// Relative holds a version's medians divided by the base's; a field is nil
+// when either side lacks the figure or the base's is 0.
+type Relative struct {
+	QPS          *float64 `json:"qps,omitempty"`
+	CPUPerOp     *float64 `json:"cpu_us_per_op,omitempty"`
+	CSPerOp      *float64 `json:"cs_per_op,omitempty"`
+	ReadsPerOp   *float64 `json:"reads_per_op,omitempty"`
+	ReadKBPerOp  *float64 `json:"read_kb_per_op,omitempty"`
+	WriteKBPerOp *float64 `json:"write_kb_per_op,omitempty"`
+}
+
+// Test is the outcome of diff.Compare between the base's repeats and a
+// version's: Significant is false when the difference is within noise.
+type Test struct {
+	WelchP          float64 `json:"welch_p"`
+	PermutationP    float64 `json:"permutation_p"`
+	MinPermutationP float64 `json:"min_permutation_p"`
+	Significant     bool    `json:"significant"`
+}
+
+// Subtree is the breakdown of one root function across the versions of a
+// workload.
+type Subtree struct {
+	Root  string `json:"root"`
+	Depth int    `json:"depth"`
+	// Servers are the columns: the versions with figures, in report order.
+	Servers           []string      `json:"servers"`
+	Threshold         float64       `json:"threshold"`
+	SkippedUnresolved bool          `json:"skipped_unresolved"`
+	Summaries         []string      `json:"summaries"`
+	Rows              []*SubtreeRow `json:"rows"`
+}
+
+// SubtreeRow is one row of a Subtree; its slices have one entry per column.
+type SubtreeRow struct {
+	Path       []string   `json:"path"`
+	Level      int        `json:"level"`
+	Label      string     `json:"label"`
+	Chain      []string   `json:"chain,omitempty"`
+	Unresolved bool       `json:"unresolved,omitempty"`
+	Shares     []Figure   `json:"shares"`
+	DeltaPP    []*float64 `json:"delta_pp"`
+	Tests      []*Test    `json:"tests"`
+	// ends are the chain end's median shares, when they differ from the row's.
+	ends []float64
+}
+
+// Comparison is what changed in CPU per operation between the base and one
+// version of a workload.
+type Comparison struct {
+	Server            string          `json:"server"`
+	BaseMicrosPerOp   float64         `json:"base_us_per_op"`
+	TargetMicrosPerOp float64         `json:"target_us_per_op"`
+	Attribution       *Attribution    `json:"attribution,omitempty"`
+	TopSelf           []FunctionDelta `json:"top_self"`
+}
+
+// Attribution splits a change in CPU per operation among subsystems (see
+// diff.Attribution).
+type Attribution struct {
+	DeltaMicrosPerOp float64 `json:"delta_us_per_op"`
+	Parts            []Part  `json:"parts"`
+	Sentence         string  `json:"sentence"`
+}
+
+// Part is one subsystem's share of an Attribution.
+type Part struct {
+	Subsystem        string  `json:"subsystem"`
+	DeltaMicrosPerOp float64 `json:"delta_us_per_op"`
+}
+
+// FunctionDelta is the change of one function's self CPU per operation.
+type FunctionDelta struct {
+	Name              string  `json:"name"`
+	BaseMicrosPerOp   float64 `json:"base_us_per_op"`
+	TargetMicrosPerOp float64 `json:"target_us_per_op"`
+	DeltaMicrosPerOp  float64 `json:"delta_us_per_op"`
+}
+
+func figureOf(xs []float64) *Figure {
+	s := diff.SampleOf(xs)
+	return &Figure{Median: s.Median, Min: s.Min, Max: s.Max, Values: append([]float64{}, xs...)}
+}
+
+func testOf(s diff.Significance) *Test {
+	return &Test{WelchP: s.WelchP, PermutationP: s.PermutationP, MinPermutationP: s.MinPermutationP, Significant: s.Significant}
+}
+
+// version returns the workload's cell of server, or nil.
+func (w *Workload) version(server string) *Version {
+	for _, v := range w.Versions {
+		if v.Server == server {
+			return v
+		}
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+func TestBenchFlags(t *testing.T) {
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, wantErr string
+		args          []string
+	}{
+		{"no config", "-c CONFIG is required", []string{"bench"}},
+		{"bad repeat", "--repeat 0", []string{"bench", "-c", "x.yaml", "--repeat", "0"}},
+		{"out not empty", "is not empty", []string{"bench", "-c", "x.yaml", "--out", full}},
+		{"arguments", "unknown command", []string{"bench", "-c", "x.yaml", "extra"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := run(tt.args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("stderr %q, want it to say %q", stderr.String(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// A config error names the file, line and fix, and nothing is started.
+func TestBenchBadConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(cfg, []byte("servers:\n  - label: a\n    suite: sid\nworkloads:\n  - test: oltp_point_select\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stderr bytes.Buffer
+	if code := run([]string{"bench", "-c", cfg, "--out", out}, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != exitError {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), cfg+":3:") || !strings.Contains(stderr.String(), "fix:") {
+		t.Errorf("stderr %q: want FILE:LINE and a fix", stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("--out %s was created for a config that does not parse", out)
+	}
+}
+
+// TestBenchEndToEnd is issue #6's CI test: MariaDB 10.11 (installed) and
+// 11.8 (fetched from Debian trixie into the cache), one workload of a few
+// seconds, and a report whose rQPS, per-op figures and subtree breakdown
+// are recomputed here from the run directories' run.json and stacks.folded.
+func TestBenchEndToEnd(t *testing.T) {
+	requirePerf(t)
+	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd", "apt-get", "dpkg"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
+				t.Fatalf("%s: %v (MARIADBTEST_REQUIRE is set)", tool, err)
+			}
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	cache := os.Getenv("FLAMEDIFF_LAB_CACHE") // default: ~/.cache/flamediff
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "lab.yaml")
+	mapPath, err := filepath.Abs("../../examples/symbolmaps/mariadb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := `servers:
+  - label: "10.11"
+    path: /usr/sbin/mariadbd
+    base: true
+  - label: "11.8"
+    suite: trixie
+workloads:
+  - name: point-select
+    test: oltp_point_select
+    table_size: 10000
+    duration: 7s
+    warmup: 2s
+capture: {sampler: perf, frequency: 199}
+map: ` + mapPath + "\n"
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	args := []string{"bench", "-c", cfg, "--out", out}
+	if cache != "" {
+		args = append(args, "--cache", cache)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("flamediff %q exited %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+	t.Logf("stdout:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "rQPS") || !strings.Contains(stdout.String(), filepath.Join(out, "index.html")) {
+		t.Errorf("summary lacks the rQPS table or the report's path:\n%s", stdout.String())
+	}
+	for _, f := range []string{"index.html", "report.md", "report.json", "config.yaml",
+		"svg/point-select/10.11.svg", "svg/point-select/11.8.svg", "svg/point-select/10.11-vs-11.8.svg"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: missing or empty (%v)", f, err)
+		}
+	}
+	// No server is left running, and its datadir is gone.
+	if ps, err := exec.Command("pgrep", "-f", out).Output(); err == nil && len(bytes.TrimSpace(ps)) > 0 {
+		t.Errorf("processes still running from %s: %s", out, ps)
+	}
+	if _, err := os.Stat(filepath.Join(out, "servers", "10.11", "data")); err == nil {
+		t.Errorf("the datadir of 10.11 was left in the report directory")
+	}
+
+	var rep struct {
+		Base      string
+		Workloads []struct {
+			Name     string
+			Versions []struct {
+				Server   string
+				Missing  string
+				Dirs     []string
+				QPS      *struct{ Median float64 }
+				CPUPerOp *struct{ Median float64 } `json:"cpu_us_per_op"`
+				RQPS     *float64
+			}
+			Subtrees []struct {
+				Root    string
+				Servers []string
+				Rows    []struct {
+					Level  int
+					Label  string
+					Shares []struct{ Median float64 }
+				}
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	if rep.Base != "10.11" || len(rep.Workloads) != 1 || len(rep.Workloads[0].Versions) != 2 {
+		t.Fatalf("report.json: base %q, %d workloads; want 10.11 and one workload of two versions", rep.Base, len(rep.Workloads))
+	}
+	w := rep.Workloads[0]
+	metas := map[string]*fold.Meta{}
+	stacks := map[string]*fold.Profile{}
+	for _, v := range w.Versions {
+		if v.Missing != "" || len(v.Dirs) != 1 || v.QPS == nil || v.CPUPerOp == nil {
+			t.Fatalf("version %s: missing %q, dirs %v: want one measured run", v.Server, v.Missing, v.Dirs)
+		}
+		m, p := readRunDir(t, v.Dirs[0])
+		metas[v.Server], stacks[v.Server] = m, p
+		if m.Label != v.Server || m.Complete == nil || !*m.Complete {
+			t.Errorf("%s: run.json label %q, complete %v", v.Server, m.Label, m.Complete)
+		}
+		if !closeRel(v.QPS.Median, m.QPS, 1e-9) || !closeRel(v.CPUPerOp.Median, m.CPUMicrosPerOp(), 1e-9) {
+			t.Errorf("%s: report QPS %.3f, cpu/o %.3f; run.json %.3f, %.3f", v.Server, v.QPS.Median, v.CPUPerOp.Median, m.QPS, m.CPUMicrosPerOp())
+		}
+	}
+	if v := w.Versions[1]; v.RQPS == nil || !closeRel(*v.RQPS, metas["11.8"].QPS/metas["10.11"].QPS, 1e-9) {
+		t.Errorf("rQPS of 11.8 = %v, want %.4f / %.4f", v.RQPS, metas["11.8"].QPS, metas["10.11"].QPS)
+	}
+	// The subtree root's share, recomputed from stacks.folded: the share
+	// of samples whose stack holds mysqld_stmt_execute.
+	if len(w.Subtrees) == 0 || w.Subtrees[0].Root != "mysqld_stmt_execute" || len(w.Subtrees[0].Rows) == 0 {
+		t.Fatalf("no subtree of mysqld_stmt_execute in report.json")
+	}
+	st := w.Subtrees[0]
+	for i, server := range st.Servers {
+		var in, total int64
+		for _, s := range stacks[server].Stacks {
+			total += s.Value
+			for _, f := range s.Frames[1:] {
+				if f == "mysqld_stmt_execute" {
+					in += s.Value
+					break
+				}
+			}
+		}
+		want := 100 * float64(in) / float64(total)
+		if got := st.Rows[0].Shares[i].Median; math.Abs(got-want) > 0.01 || want == 0 {
+			t.Errorf("%s: mysqld_stmt_execute share %.3f%% in report.json, %.3f%% from stacks.folded", server, got, want)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "| point-select |") || !strings.Contains(string(md), "mysqld_stmt_execute") {
+		t.Errorf("report.md lacks the rQPS row or the subtree:\n%s", md)
+	}
+}
+
+func readRunDir(t *testing.T, dir string) (*fold.Meta, *fold.Profile) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := fold.ParseMeta(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := os.Open(filepath.Join(dir, fold.StacksFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	p, err := fold.ParseFolded(sf, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, p
+}
+
+func closeRel(a, b, tol float64) bool {
+	if b == 0 {
+		return a == 0
+	}
+	return math.Abs(a/b-1) <= tol
+}
