@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test generate bench bench-overhead bench-svg fuzz lint fmt ci
+.PHONY: help build test generate bench bench-overhead bench-svg demo fuzz lint fmt ci
 
 help:
-	@echo "targets: build test bench bench-overhead bench-svg fuzz lint fmt generate ci"
+	@echo "targets: demo build test bench bench-overhead bench-svg fuzz lint fmt generate ci"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/flamediff
@@ -34,6 +34,11 @@ bench-overhead:
 # and SVG size (target: under 1 s and 5 MB).
 bench-svg:
 	$(GO) test ./flamegraph -run '^$$' -bench Render100k -benchtime 5x -benchmem
+
+# The version lab on MariaDB 10.5, 10.11 and 11.8 (root; fetches 10.5 and
+# 11.8 from Debian): the report lands in out/demo.
+demo:
+	./scripts/demo.sh
 
 # A short pass of every fuzz test.
 fuzz:
