@@ -468,7 +468,7 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("perf: %w", err)
 		}
-		defer os.RemoveAll(bid)
+		defer func() { _ = os.RemoveAll(bid) }()
 		if err := linkDebugFiles(bid, r.opts.DebugDirs); err != nil {
 			return nil, fmt.Errorf("perf: debug files: %w", err)
 		}
