@@ -72,15 +72,16 @@ func FuzzSources(f *testing.F) {
 			if m.Archive == "" || strings.ContainsAny(m.Archive+m.Security, " \t\n") {
 				continue // a URI with spaces cannot come out of Fields
 			}
-			if strings.ContainsAny(m.SignedBy, " \t\n]") {
-				continue
+			want := m
+			if !oneLineSignedBy(m.SignedBy) {
+				want.SignedBy = "" // left out of a one-line entry
 			}
 			back, err := ParseSourcesList(strings.NewReader(m.SourcesList("trixie")), "private")
 			if err != nil {
 				t.Fatalf("SourcesList of %+v does not parse: %v", m, err)
 			}
-			if m2, err := FindMirror(back); err != nil || m2 != m {
-				t.Fatalf("round trip of %+v = %+v, %v", m, m2, err)
+			if m2, err := FindMirror(back); err != nil || m2 != want {
+				t.Fatalf("round trip of %+v = %+v, %v; want %+v", m, m2, err, want)
 			}
 		}
 	})

@@ -254,7 +254,7 @@ func FindMirror(sources []Source) (Mirror, error) {
 	var m Mirror
 	for _, pass := range []bool{true, false} { // Debian-signed first
 		for _, s := range sources {
-			if !s.Enabled || !contains(s.Types, "deb") || len(s.URIs) == 0 {
+			if !s.Enabled || !contains(s.Types, "deb") || len(s.URIs) == 0 || !mirrorURI(s.URIs[0]) {
 				continue
 			}
 			if pass != strings.Contains(filepath.Base(s.SignedBy), "debian-archive") {
@@ -295,7 +295,7 @@ func splitSuite(suite string) (string, string) {
 // archive, component main, with m's keyring.
 func (m Mirror) SourcesList(suite string) string {
 	opt := ""
-	if m.SignedBy != "" {
+	if oneLineSignedBy(m.SignedBy) {
 		opt = "[signed-by=" + m.SignedBy + "] "
 	}
 	var b strings.Builder
@@ -305,4 +305,21 @@ func (m Mirror) SourcesList(suite string) string {
 		fmt.Fprintf(&b, "deb %s%s %s-security main\n", opt, m.Security, suite)
 	}
 	return b.String()
+}
+
+// oneLineSignedBy reports whether a Signed-By value can be written as a
+// one-line sources.list option: not empty, no blank, ']' or '#' (a deb822
+// Signed-By may hold a whole inline key). One that cannot is left out of
+// SourcesList, and apt checks the suite against its default keyrings
+// (debian-archive-keyring for Debian's mirrors) instead.
+func oneLineSignedBy(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " \t\n]#")
+}
+
+// mirrorURI reports whether uri can be a mirror in a one-line entry: a
+// scheme ("http://", "https://", "file:", "mirror+http://", ...) and no
+// blank or '#' (a comment in sources.list).
+func mirrorURI(uri string) bool {
+	i := strings.Index(uri, ":")
+	return i > 0 && !strings.ContainsAny(uri, " \t\n#") && strings.Trim(uri[i+1:], "/") != ""
 }
