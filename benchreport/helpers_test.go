@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	goldenfile "github.com/flamediff/flamediff/internal/golden"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -56,32 +57,9 @@ func fixtureOptions(t *testing.T) Options {
 	return Options{Base: fixtureBase, Servers: fixtureServers, Workloads: fixtureWorkloads, Map: loadMariaDBMap(t)}
 }
 
-// golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./benchreport -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) && i < len(wl); i++ {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(go test ./benchreport -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s differs from the golden file: %d lines, want %d (go test ./benchreport -update rewrites it)", name, len(gl), len(wl))
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got, *update, "go test ./benchreport -update")
 }
 
 // copyRun copies a run directory to dst, letting edit change run.json (as

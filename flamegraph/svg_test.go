@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
+	goldenfile "github.com/flamediff/flamediff/internal/golden"
 )
 
 // update rewrites the golden files: go test ./flamegraph -run Golden -update
@@ -127,23 +128,7 @@ func TestGoldenFilesAreXML(t *testing.T) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test ./flamegraph -run Golden -update rewrites it; look at the SVG first)", path)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./flamegraph -run Golden -update (look at the SVG first)")
 }
 
 // checkXML fails unless data is one well-formed XML document whose root is

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
+	goldenfile "github.com/flamediff/flamediff/internal/golden"
 )
 
 // update rewrites golden files: go test ./cmd/flamediff -run Golden -update
@@ -36,23 +37,7 @@ func needParse(t *testing.T) {
 // golden compares got with testdata/NAME, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./cmd/flamediff -update")
 }
 
 // runCLI runs flamediff with args and returns stdout, stderr and the exit code.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
+	goldenfile "github.com/flamediff/flamediff/internal/golden"
 )
 
 // svgWellFormed fails unless data is one well-formed XML document with an
@@ -53,36 +54,7 @@ func svgWellFormed(t *testing.T, data []byte) {
 // a difference is reported by its first line, not by dumping the SVG.
 func svgGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/flamediff -run SVGGolden -update writes it)", err)
-	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			t.Errorf("output differs from %s at line %d (go test ./cmd/flamediff -run SVGGolden -update rewrites it; look at the picture first):\n got: %.300s\nwant: %.300s", path, i+1, gl, wl)
-			return
-		}
-	}
+	goldenfile.Check(t, path, got, *update, "go test ./cmd/flamediff -run SVGGolden -update")
 }
 
 func TestSVGGolden(t *testing.T) {
