@@ -88,10 +88,15 @@ func TestRunStop(t *testing.T) {
 		grace      time.Duration
 		killed     bool // needs SIGKILL: takes the whole grace
 		wantSignal string
+		// members is how many live processes the group has once the
+		// script is where the test stops it (the shell and its sleeps):
+		// stopping it earlier, while the shell forks, tests a race and
+		// not the case.
+		members int
 	}{
-		{name: "sleep", script: "echo hi; sleep 30", grace: 5 * time.Second, wantSignal: "interrupt"},
-		{name: "child outlives the shell", script: "echo hi; sleep 30 & sleep 30; echo never", grace: 5 * time.Second, wantSignal: "interrupt"},
-		{name: "SIGINT ignored", script: "trap '' INT; echo hi; sleep 30; echo never", grace: 500 * time.Millisecond, killed: true, wantSignal: "killed"},
+		{name: "sleep", script: "echo hi; sleep 30", grace: 5 * time.Second, wantSignal: "interrupt", members: 1},
+		{name: "child outlives the shell", script: "echo hi; sleep 30 & sleep 30; echo never", grace: 5 * time.Second, wantSignal: "interrupt", members: 3},
+		{name: "SIGINT ignored", script: "trap '' INT; echo hi; sleep 30; echo never", grace: 500 * time.Millisecond, killed: true, wantSignal: "killed", members: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +109,15 @@ func TestRunStop(t *testing.T) {
 			pgid, err := syscall.Getpgid(r.PID())
 			if err != nil || pgid != r.PID() {
 				t.Fatalf("Getpgid(%d) = %d, %v: want its own group", r.PID(), pgid, err)
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				live, _ := groupMembers(t, pgid)
+				if len(live) >= tt.members {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("process group %d has %v, want %d live processes", pgid, live, tt.members)
+				}
 			}
 			start := time.Now()
 			if err := r.Stop(tt.grace); err != nil {
