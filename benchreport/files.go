@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/atomicfile"
 )
 
 // File names WriteFiles writes in its directory.
@@ -181,28 +182,10 @@ func (r *Report) graphOptions(p *fold.Profile) flamegraph.Options {
 	return o
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename.
+// writeFileAtomic writes data to path atomically, readable by all.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("report %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("report %w", err)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/flamediff/flamediff/internal/atomicfile"
 )
 
 // ErrFetch is wrapped by Fetch's errors: the server could not be
@@ -488,26 +490,9 @@ func findLoader(dirs []string) (string, error) {
 	return "", fmt.Errorf("no dynamic loader (ld-linux*.so.*) in %s", strings.Join(dirs, ", "))
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it to path.
+// writeFileAtomic writes data to path atomically (0600).
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // lastLinesOf returns the last n non-empty lines of out, joined by " | ".

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/flamediff/flamediff/internal/atomicfile"
 )
 
 // writeOutput writes data to stdout, or atomically to path (a temporary
@@ -19,22 +17,10 @@ func writeOutput(s *streams, path string, data []byte) error {
 	return writeFileAtomic(path, data)
 }
 
+// writeFileAtomic writes data to path atomically (0600, as it always has).
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
-		tmp.Close()
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("output %w", err)
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("output: %w", err)
 	}
 	return nil
 }
