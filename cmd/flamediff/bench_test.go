@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -311,47 +309,16 @@ func TestBenchServerFails(t *testing.T) {
 // it was interrupted.
 func TestBenchInterrupt(t *testing.T) {
 	requireLab(t)
-	bin := filepath.Join(t.TempDir(), "flamediff")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFlamediff(t)
 	cfg := benchConfig(t, "")
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(bin, "bench", "-c", cfg, "--out", out, "--repeat", "3")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "[2/3]"); {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the second measurement did not start within 60 s:\n%s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(3 * time.Second)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("bench after SIGINT: %v, want exit status 1\n%s", err, stderr.String())
-		}
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("bench did not stop within 90 s of SIGINT:\n%s", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+	pid, stderr := interruptAt(t, []string{bin, "bench", "-c", cfg, "--out", out, "--repeat", "3"}, "[2/3]", 60*time.Second, 90*time.Second)
+	if !strings.Contains(stderr, "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
-		t.Fatalf("no report after an interrupt: %v\n%s", err, stderr.String())
+		t.Fatalf("no report after an interrupt: %v\n%s", err, stderr)
 	}
 	if !strings.Contains(string(md), "interrupted") {
 		t.Errorf("report.md does not say which runs the interrupt cut:\n%s", md)
@@ -362,7 +329,7 @@ func TestBenchInterrupt(t *testing.T) {
 	if ps, err := exec.Command("pgrep", "-f", out).Output(); err == nil && len(bytes.TrimSpace(ps)) > 0 {
 		t.Errorf("processes still running from %s after SIGINT: %s", out, ps)
 	}
-	if left := perfChildrenOf(t, cmd.Process.Pid); len(left) > 0 {
+	if left := perfChildrenOf(t, pid); len(left) > 0 {
 		t.Errorf("perf processes left: %v", left)
 	}
 }

@@ -149,6 +149,57 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// buildFlamediff builds the command into a temporary directory, for tests
+// that signal a real process.
+func buildFlamediff(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "flamediff")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// interruptAt starts argv, waits (at most startWithin) until its stderr
+// says marker, lets it run 3 s more, sends SIGINT and checks that it exits
+// with status 1 within stopWithin. It returns the pid and what it printed
+// on stderr.
+func interruptAt(t *testing.T, argv []string, marker string, startWithin, stopWithin time.Duration) (int, string) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(startWithin); !strings.Contains(stderr.String(), marker); {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("%q did not appear within %s; stderr:\n%s", marker, startWithin, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s after SIGINT: %v, want exit status 1; stderr:\n%s", argv[1], err, stderr.String())
+		}
+	case <-time.After(stopWithin):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not stop within %s of SIGINT; stderr:\n%s", argv[1], stopWithin, stderr.String())
+	}
+	return cmd.Process.Pid, stderr.String()
+}
+
 // forEachSampler runs f as a subtest for each sampler that can run here
 // (perf, bpf), skipping the others with the reason.
 func forEachSampler(t *testing.T, f func(t *testing.T, sampler string)) {
@@ -398,44 +449,14 @@ func TestRecordInterrupt(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("record tests need root")
 	}
-	bin := filepath.Join(t.TempDir(), "flamediff")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFlamediff(t)
 	forEachSampler(t, func(t *testing.T, sampler string) {
 		target := burner(t)
 		out := filepath.Join(t.TempDir(), "run")
-		cmd := exec.Command(bin, "record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out)
-		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		// Interrupt 3 s into the window (starting perf may take a while
 		// on a loaded machine).
-		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "sampling pid"); {
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				t.Fatalf("sampling did not start within 30 s; stderr:\n%s", stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(3 * time.Second)
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
-				t.Errorf("flamediff after SIGINT: %v, want exit status 1; stderr:\n%s", err, stderr.String())
-			}
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("flamediff did not stop within 20 s of SIGINT; stderr:\n%s", stderr.String())
-		}
+		interruptAt(t, []string{bin, "record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out},
+			"sampling pid", 30*time.Second, 20*time.Second)
 		m, stacks := readRun(t, out)
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
 			t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
