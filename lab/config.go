@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,7 +329,7 @@ func (p *configParser) mapping(n *yaml.Node, known []string, where string) map[s
 			continue
 		}
 		first[k.Value] = k
-		if !contains(known, k.Value) {
+		if !slices.Contains(known, k.Value) {
 			p.errorf(k, didYouMean(k.Value, known, "known keys"), "%s: unknown key %q", where, k.Value)
 			continue
 		}
@@ -387,7 +388,7 @@ func (p *configParser) servers(n *yaml.Node) {
 			}
 		default:
 			if v, ok := p.str(suite, where+".suite", "write one of "+strings.Join(Suites, ", ")); ok {
-				if !contains(Suites, v) {
+				if !slices.Contains(Suites, v) {
 					p.errorf(suite, didYouMean(v, Suites, "known suites"), "%s: unknown suite %q", where, v)
 				}
 				s.Suite = v
@@ -474,7 +475,7 @@ func (p *configParser) workloads(n *yaml.Node) {
 			Duration: DefaultDuration, Warmup: DefaultWarmup, PreparedStatements: true, Line: wn.Line}
 		if v, ok := keys["test"]; ok {
 			if t, ok := p.str(v, where+".test", "write a sysbench test such as oltp_point_select"); ok {
-				if !contains(SysbenchTests, t) {
+				if !slices.Contains(SysbenchTests, t) {
 					p.errorf(v, didYouMean(t, SysbenchTests, "known tests"), "%s: unknown sysbench test %q", where, t)
 				}
 				w.Test = t
@@ -542,7 +543,7 @@ func (p *configParser) capture(n *yaml.Node) {
 	c := &p.c.Capture
 	if v, ok := keys["sampler"]; ok {
 		if s, ok := p.str(v, "capture.sampler", "write one of "+strings.Join(Samplers, ", ")); ok {
-			if !contains(Samplers, s) {
+			if !slices.Contains(Samplers, s) {
 				p.errorf(v, didYouMean(s, Samplers, "known samplers"), "capture: unknown sampler %q", s)
 			}
 			c.Sampler = s
@@ -555,7 +556,7 @@ func (p *configParser) capture(n *yaml.Node) {
 	}
 	if v, ok := keys["call_graph"]; ok {
 		if s, ok := p.str(v, "capture.call_graph", "write one of "+strings.Join(CallGraphs, ", ")); ok {
-			if !contains(CallGraphs, s) {
+			if !slices.Contains(CallGraphs, s) {
 				p.errorf(v, didYouMean(s, CallGraphs, "known call graphs"), "capture: unknown call_graph %q", s)
 			}
 			c.CallGraph = s
@@ -664,13 +665,4 @@ func kindName(n *yaml.Node) string {
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return "nothing"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

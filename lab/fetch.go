@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func (f *Fetcher) TreeDir(suite, pkg string) string {
 // server that cannot start for lack of a library wraps a
 // *MissingLibraryError naming it.
 func (f *Fetcher) Fetch(ctx context.Context, suite, pkg string) (*Binary, error) {
-	if !contains(Suites, suite) {
+	if !slices.Contains(Suites, suite) {
 		return nil, fmt.Errorf("%w: unknown suite %q (known: %s)", ErrFetch, suite, strings.Join(Suites, ", "))
 	}
 	if pkg == "" {
@@ -391,7 +392,7 @@ func (f *Fetcher) needed(group []Dep, host map[string]string, chosen map[string]
 		if _, ok := chosen[d.Name]; ok {
 			return ""
 		}
-		if contains(queue, d.Name) {
+		if slices.Contains(queue, d.Name) {
 			return ""
 		}
 	}
@@ -448,7 +449,7 @@ func libraryDirs(tree string) []string {
 		matches, _ := filepath.Glob(filepath.Join(tree, pat))
 		sort.Strings(matches)
 		for _, d := range matches {
-			if hasOwnLibraries(d) && !contains(dirs, d) {
+			if hasOwnLibraries(d) && !slices.Contains(dirs, d) {
 				dirs = append(dirs, d)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -254,7 +255,7 @@ func FindMirror(sources []Source) (Mirror, error) {
 	var m Mirror
 	for _, pass := range []bool{true, false} { // Debian-signed first
 		for _, s := range sources {
-			if !s.Enabled || !contains(s.Types, "deb") || len(s.URIs) == 0 || !mirrorURI(s.URIs[0]) {
+			if !s.Enabled || !slices.Contains(s.Types, "deb") || len(s.URIs) == 0 || !mirrorURI(s.URIs[0]) {
 				continue
 			}
 			if pass != strings.Contains(filepath.Base(s.SignedBy), "debian-archive") {
@@ -262,7 +263,7 @@ func FindMirror(sources []Source) (Mirror, error) {
 			}
 			for _, suite := range s.Suites {
 				code, suffix := splitSuite(suite)
-				if !contains(debianCodenames, code) || !contains(debianSuffixes, suffix) {
+				if !slices.Contains(debianCodenames, code) || !slices.Contains(debianSuffixes, suffix) {
 					continue
 				}
 				security := suffix == "-security" || suffix == "/updates"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -121,7 +122,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	cfg, err := lab.ParseConfig(strings.NewReader(string(data)), opts.Config)
+	cfg, err := lab.ParseConfig(bytes.NewReader(data), opts.Config)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
