@@ -22,6 +22,9 @@ import (
 
 const onlineCPUsPath = "/sys/devices/system/cpu/online"
 
+// procRoot is where threads lists /proc/PID/task.
+var procRoot = "/proc"
+
 // Profiler is the loaded sampler: the program and its maps, and, once
 // started, one perf event per online CPU with the program attached. Its
 // methods are safe for concurrent use.
@@ -34,12 +37,13 @@ type Profiler struct {
 	running bool
 }
 
-// perfEvent is one CPU's cpu-clock event and the program's attachment to it
-// (a BPF link, or nil when attached with PERF_EVENT_IOC_SET_BPF).
+// perfEvent is one cpu-clock event (of a CPU, or of a thread) and the
+// program's attachment to it (a BPF link, or nil when attached with
+// PERF_EVENT_IOC_SET_BPF).
 type perfEvent struct {
-	cpu  int
-	fd   int
-	link link.Link
+	where string // "cpu 3", "thread 4242": for errors
+	fd    int
+	link  link.Link
 }
 
 // Load loads and verifies the program and creates its maps; it does not
@@ -75,6 +79,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("bpf: pid %d out of range", o.PID)
 	case o.FrequencyHz < 0:
 		return fmt.Errorf("bpf: frequency %d Hz negative", o.FrequencyHz)
+	case o.PerThread && o.PID == 0:
+		return fmt.Errorf("bpf: per-thread events need a target pid")
 	case o.MaxStacks < 0 || o.MaxStacks > 1<<24:
 		return fmt.Errorf("bpf: max stacks %d out of range [0, %d]", o.MaxStacks, 1<<24)
 	}
@@ -165,13 +171,15 @@ func onlineCPUs() ([]int, error) {
 	return cpus, nil
 }
 
-// Start opens one cpu-clock perf event per online CPU (disabled), attaches
-// the program to each (a BPF link, or PERF_EVENT_IOC_SET_BPF on kernels
-// before 5.15) and then enables them all. After Stop it enables the events
-// again; counts keep accumulating. Starting a running profiler does
-// nothing. On error nothing is left open.
+// Start opens one cpu-clock perf event per online CPU, or per thread of
+// the target with Options.PerThread (disabled), attaches the program to
+// each (a BPF link, or PERF_EVENT_IOC_SET_BPF on kernels before 5.15) and
+// then enables them all. After Stop it enables the events again; counts
+// keep accumulating. Starting a running profiler does nothing. On error
+// nothing is left open.
 //
-// A CPU that went offline since the list was read is skipped.
+// A CPU that went offline, or a thread that exited, since the list was
+// read is skipped.
 func (p *Profiler) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -187,7 +195,7 @@ func (p *Profiler) Start() error {
 	}
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
-			err = fmt.Errorf("bpf: start: enable perf event on cpu %d: %w", ev.cpu, err)
+			err = fmt.Errorf("bpf: start: enable perf event on %s: %w", ev.where, err)
 			return errors.Join(err, p.closeEvents())
 		}
 	}
@@ -195,44 +203,96 @@ func (p *Profiler) Start() error {
 	return nil
 }
 
-// open opens and attaches the events of every online CPU.
+// open opens and attaches the events: one per online CPU, or one per
+// thread of the target with Options.PerThread.
 func (p *Profiler) open() error {
+	if p.opts.PerThread {
+		return p.openThreads()
+	}
 	cpus, err := onlineCPUs()
 	if err != nil {
 		return err
 	}
-	attr := unix.PerfEventAttr{
-		Type:   unix.PERF_TYPE_SOFTWARE,
-		Config: unix.PERF_COUNT_SW_CPU_CLOCK,
-		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-		Sample: uint64(p.opts.FrequencyHz),
-		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled,
-	}
+	attr := p.attr(0)
 	for _, cpu := range cpus {
 		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 		if errors.Is(err, unix.ENODEV) {
 			continue // went offline
 		}
+		where := fmt.Sprintf("cpu %d", cpu)
 		if err != nil {
-			err = fmt.Errorf("open cpu-clock perf event on cpu %d at %d Hz: %w", cpu, p.opts.FrequencyHz, err)
-			if errors.Is(err, unix.EINVAL) {
-				err = fmt.Errorf("bpf: start: %w (is the frequency above kernel.perf_event_max_sample_rate?)", err)
-			} else {
-				err = classify("bpf: start", err)
-			}
-			return errors.Join(err, p.closeEvents())
+			return errors.Join(p.openError(where, err), p.closeEvents())
 		}
-		ev := perfEvent{cpu: cpu, fd: fd}
-		ev.link, err = p.attach(fd)
-		if err != nil {
-			err = classify(fmt.Sprintf("bpf: start: attach program to perf event on cpu %d", cpu), err)
-			return errors.Join(err, unix.Close(fd), p.closeEvents())
+		if err := p.add(perfEvent{where: where, fd: fd}); err != nil {
+			return err
 		}
-		p.events = append(p.events, ev)
 	}
 	if len(p.events) == 0 {
 		return fmt.Errorf("bpf: start: no online cpu in %s", onlineCPUsPath)
 	}
+	return nil
+}
+
+// openThreads opens one inherited event per thread of the target, on any
+// CPU. A thread that exits before its event is open is skipped; one that a
+// thread creates after that thread's event is open inherits the event
+// (and the program). A thread created in between, during open, by a
+// thread whose event is not open yet is not sampled: perf record -p has
+// the same window.
+func (p *Profiler) openThreads() error {
+	tids, err := threads(procRoot, p.opts.PID)
+	if err != nil {
+		return fmt.Errorf("bpf: start: %w", err)
+	}
+	attr := p.attr(unix.PerfBitInherit)
+	for _, tid := range tids {
+		fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if errors.Is(err, unix.ESRCH) {
+			continue // exited
+		}
+		where := fmt.Sprintf("thread %d", tid)
+		if err != nil {
+			return errors.Join(p.openError(where, err), p.closeEvents())
+		}
+		if err := p.add(perfEvent{where: where, fd: fd}); err != nil {
+			return err
+		}
+	}
+	if len(p.events) == 0 {
+		return fmt.Errorf("bpf: start: process %d: no thread left to sample (did it exit?)", p.opts.PID)
+	}
+	return nil
+}
+
+// attr is the cpu-clock event's attributes, opened disabled, plus bits.
+func (p *Profiler) attr(bits uint64) unix.PerfEventAttr {
+	return unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_SOFTWARE,
+		Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Sample: uint64(p.opts.FrequencyHz),
+		Bits:   unix.PerfBitFreq | unix.PerfBitDisabled | bits,
+	}
+}
+
+func (p *Profiler) openError(where string, err error) error {
+	err = fmt.Errorf("open cpu-clock perf event on %s at %d Hz: %w", where, p.opts.FrequencyHz, err)
+	if errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("bpf: start: %w (is the frequency above kernel.perf_event_max_sample_rate?)", err)
+	}
+	return classify("bpf: start", err)
+}
+
+// add attaches the program to ev and keeps it; on error it closes ev and
+// every event kept so far.
+func (p *Profiler) add(ev perfEvent) error {
+	var err error
+	ev.link, err = p.attach(ev.fd)
+	if err != nil {
+		err = classify("bpf: start: attach program to perf event on "+ev.where, err)
+		return errors.Join(err, unix.Close(ev.fd), p.closeEvents())
+	}
+	p.events = append(p.events, ev)
 	return nil
 }
 
@@ -270,7 +330,7 @@ func (p *Profiler) stop() error {
 	var errs []error
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_DISABLE, 0); err != nil {
-			errs = append(errs, fmt.Errorf("bpf: stop: disable perf event on cpu %d: %w", ev.cpu, err))
+			errs = append(errs, fmt.Errorf("bpf: stop: disable perf event on %s: %w", ev.where, err))
 		}
 	}
 	p.running = false
@@ -283,11 +343,11 @@ func (p *Profiler) closeEvents() error {
 	for _, ev := range p.events {
 		if ev.link != nil {
 			if err := ev.link.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("bpf: close link on cpu %d: %w", ev.cpu, err))
+				errs = append(errs, fmt.Errorf("bpf: close link on %s: %w", ev.where, err))
 			}
 		}
 		if err := unix.Close(ev.fd); err != nil {
-			errs = append(errs, fmt.Errorf("bpf: close perf event on cpu %d: %w", ev.cpu, err))
+			errs = append(errs, fmt.Errorf("bpf: close perf event on %s: %w", ev.where, err))
 		}
 	}
 	p.events = nil

@@ -290,7 +290,7 @@ func TestProfileAllProcesses(t *testing.T) {
 }
 
 func TestLoadOptions(t *testing.T) {
-	for _, opts := range []Options{{PID: -1}, {FrequencyHz: -1}, {MaxStacks: -1}} {
+	for _, opts := range []Options{{PID: -1}, {FrequencyHz: -1}, {MaxStacks: -1}, {PerThread: true}} {
 		if p, err := Load(opts); err == nil {
 			p.Close()
 			t.Errorf("Load(%+v) = nil error, want one", opts)
