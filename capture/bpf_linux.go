@@ -99,7 +99,7 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 			r.warn = append(r.warn, fmt.Sprintf("kernel frames stay unresolved: %v", err))
 		}
 	}
-	prof, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks})
+	prof, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide})
 	if err != nil {
 		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))

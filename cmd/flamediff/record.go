@@ -34,7 +34,7 @@ type RecordOptions struct {
 	Freq      int
 	CallGraph string
 	Kernel    bool
-	PerThread bool
+	PerCPU    bool
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -65,10 +65,12 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- WORKLOAD COMMAND...]",
 		Short: "Sample a running server while a workload drives it; write a run directory",
-		Long: `Record samples the on-CPU stacks of a running mysqld/mariadbd (perf record at
---freq Hz) while a workload drives it, and measures the same window: process
-CPU (user+system, all threads), context switches, storage I/O, and operations
-(from the server's counters with --socket/--dsn, else from sysbench's report).
+		Long: `Record samples the on-CPU stacks of a running mysqld/mariadbd at --freq Hz
+(--sampler: the BPF sampler where the kernel allows it, else perf record; on
+the server's threads, or on every CPU with --per-cpu) while a workload drives
+it, and measures the same window: process CPU (user+system, all threads),
+context switches, storage I/O, and operations (from the server's counters
+with --socket/--dsn, else from sysbench's report).
 It writes a run directory (--out): stacks.folded, profile.pb.gz, run.json and
 workload.log, which report and diff read, with CPU per operation.
 
@@ -86,6 +88,8 @@ reason, and no perf or workload process is left behind.`,
       --mysql-user=root --tables=1 --table-size=10000 --time=30 run
   # A given pid, 20 s, no workload:
   flamediff record --pid 4242 --duration 20s --out runs/now
+  # perf instead of BPF, DWARF call graphs, kernel frames kept:
+  flamediff record --sampler perf --call-graph dwarf --kernel --duration 10s --out runs/dwarf
   flamediff report --root mysqld_stmt_execute runs/10.11`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
@@ -110,7 +114,10 @@ reason, and no perf or workload process is left behind.`,
 	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
 	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
-	f.BoolVar(&opts.PerThread, "per-thread", false, "sample with events on the target's threads (perf record -p) instead of per-CPU events filtered to the target (perf record -a); per-thread events cost a server with many context switches more")
+	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
+	var perThread bool
+	f.BoolVar(&perThread, "per-thread", false, "")
+	_ = f.MarkDeprecated("per-thread", "per-thread events are the default now (--per-cpu for per-CPU events)")
 	f.DurationVar(&opts.Warmup, "warmup", 5*time.Second, "with a workload: wait this long before sampling")
 	f.DurationVar(&opts.Duration, "duration", 0, "sampling window (default with sysbench --time=T: T - warmup - margin)")
 	f.DurationVar(&opts.Margin, "margin", 2*time.Second, "stop sampling this long before the workload's end")
@@ -146,8 +153,8 @@ func (o *RecordOptions) validate() error {
 		return usageError("--call-graph %q: want fp or dwarf", o.CallGraph)
 	case o.Sampler != "perf" && o.Sampler != "bpf" && o.Sampler != "auto":
 		return usageError("--sampler %q: want perf, bpf or auto", o.Sampler)
-	case o.Sampler == "bpf" && (o.CallGraph == "dwarf" || o.PerThread):
-		return usageError("--sampler bpf walks frame pointers with per-CPU events: --call-graph dwarf and --per-thread need --sampler perf")
+	case o.Sampler == "bpf" && o.CallGraph == "dwarf":
+		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
 	case o.Event != "auto" && o.Event != "cycles" && o.Event != "cpu-clock":
 		return usageError("--event %q: want auto, cycles or cpu-clock", o.Event)
 	case o.Socket != "" && o.DSN != "":
@@ -256,9 +263,9 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	r.meta.Sampler, r.meta.SamplerReason = sampler, reason
 	r.meta.FrequencyHz = float64(opts.Freq)
 	r.meta.CallGraph = opts.CallGraph
-	r.meta.SamplerScope = "cpu"
-	if opts.PerThread {
-		r.meta.SamplerScope = "thread"
+	r.meta.SamplerScope = "thread"
+	if opts.PerCPU {
+		r.meta.SamplerScope = "cpu"
 	}
 	r.meta.Unit = fold.UnitSamples
 	r.meta.Event = opts.Event
@@ -421,7 +428,7 @@ func (r *recorder) record(ctx context.Context) error {
 	}
 	workDir := o.Out
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: o.Freq, CallGraph: o.CallGraph, Kernel: o.Kernel, SystemWide: !o.PerThread, Event: r.meta.Event,
+		FrequencyHz: o.Freq, CallGraph: o.CallGraph, Kernel: o.Kernel, SystemWide: o.PerCPU, Event: r.meta.Event,
 		WorkDir: workDir, KeepRaw: o.KeepRaw, Stderr: io.Discard, DebugDirs: o.DebugDirs,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -547,7 +554,7 @@ func (r *recorder) record(ctx context.Context) error {
 	r.meta.SampledCPUSeconds = float64(res.Samples) / float64(o.Freq)
 	r.meta.SamplerHealth = res.Health
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
-	if w := sampledGap(res.Samples, o.Freq, r.meta.CPUSeconds()); w != "" {
+	if w := sampledGap(res.Samples, o.Freq, r.meta.CPUSeconds(), o.PerCPU); w != "" {
 		res.Warnings = append(res.Warnings, w)
 		r.meta.Warnings = append(r.meta.Warnings, w)
 	}
@@ -611,24 +618,17 @@ func chooseSampler(o *RecordOptions) (name, why string, err error) {
 	if o.CallGraph == "dwarf" {
 		return "perf", "auto: --call-graph dwarf needs perf (the BPF sampler walks frame pointers)", capture.CheckPerf()
 	}
-	if o.PerThread {
-		return "perf", "auto: --per-thread needs perf", capture.CheckPerf()
-	}
 	if o.Event == "cycles" {
 		return "perf", "auto: --event cycles needs perf (the BPF sampler uses cpu-clock)", capture.CheckPerf()
 	}
-	// perf first: on the machines this was measured on, the BPF sampler
-	// takes up to half fewer samples than the CPU a server used when its
-	// CPUs idle between short queries (point selects), where perf's count
-	// matches the accounted CPU (README, "Two samplers").
-	perr := capture.CheckPerf()
-	if perr == nil {
-		return "perf", "auto: perf (its samples match the accounted CPU on every workload measured; --sampler bpf counts fewer on servers idling between short queries)", nil
+	berr := capture.CheckBPF()
+	if berr == nil {
+		return "bpf", "auto: bpf (the kernel and privileges allow it: stacks counted in the kernel, no perf binary or perf.data)", nil
 	}
-	if berr := capture.CheckBPF(); berr != nil {
-		return "", "", fmt.Errorf("no sampler can run here: perf: %w; bpf: %w", perr, berr)
+	if perr := capture.CheckPerf(); perr != nil {
+		return "", "", fmt.Errorf("no sampler can run here: bpf: %w; perf: %w", berr, perr)
 	}
-	return "bpf", fmt.Sprintf("auto: perf cannot run here (%v); the BPF sampler needs no perf binary", perr), nil
+	return "perf", fmt.Sprintf("auto: perf, as the BPF sampler cannot run here (%v)", berr), nil
 }
 
 // wait blocks until the window ends and says why it ended early ("" when
@@ -708,7 +708,7 @@ func (r *recorder) summary(res *capture.Result) {
 // many for the CPU the process was accounted: more than 15% apart, and
 // more than three standard deviations of the count (sqrt of the expected
 // samples) apart, so that short windows at low frequencies do not cry wolf.
-func sampledGap(samples int64, freq int, cpu float64) string {
+func sampledGap(samples int64, freq int, cpu float64, perCPU bool) string {
 	want := cpu * float64(freq)
 	if want <= 0 {
 		return ""
@@ -721,8 +721,12 @@ func sampledGap(samples int64, freq int, cpu float64) string {
 	if gap > 0 {
 		what = "more"
 	}
-	return fmt.Sprintf("SAMPLED CPU DIFFERS: %d samples at %d Hz are %.2f CPU-s, %.0f%% %s than the %.2f CPU-s the process was accounted in the window; shares may be skewed (try the other --sampler)",
-		samples, freq, float64(samples)/float64(freq), 100*math.Abs(gap), what, cpu)
+	hint := "try the other --sampler"
+	if perCPU {
+		hint = "per-CPU events lose samples on some kernels when CPUs idle between short queries: record without --per-cpu"
+	}
+	return fmt.Sprintf("SAMPLED CPU DIFFERS: %d samples at %d Hz are %.2f CPU-s, %.0f%% %s than the %.2f CPU-s the process was accounted in the window; shares may be skewed (%s)",
+		samples, freq, float64(samples)/float64(freq), 100*math.Abs(gap), what, cpu, hint)
 }
 
 // writeRunDir writes stacks.folded, profile.pb.gz and run.json, each atomically.
