@@ -24,7 +24,8 @@ bench:
 	./bench/fold.sh
 
 # Capture overhead: sysbench QPS on a real MariaDB without sampling and with
-# perf at 99 and 999 Hz, interleaved rounds, median ratios. Needs root,
+# perf and the BPF sampler (per-thread and per-CPU events) at 99 and 999 Hz,
+# interleaved rounds, median ratios and sampled/accounted CPU. Needs root,
 # mariadb-server, sysbench and linux-perf. FLAMEDIFF_BENCH_PAIRS,
 # FLAMEDIFF_BENCH_SECONDS and FLAMEDIFF_BENCH_TEST tune it.
 bench-overhead:

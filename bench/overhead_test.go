@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,12 +40,14 @@ func median(xs []float64) float64 {
 }
 
 // BenchmarkCaptureOverhead measures sysbench QPS against a real MariaDB
-// without sampling and with perf sampling at 99 Hz and 999 Hz (per-thread
-// events on the server, perf record -p, and per-CPU events, perf record -a)
-// and with the BPF sampler, in
-// interleaved rounds (the order rotates every round so that drift does not
-// favour one configuration), and prints the median QPS ratio of each
-// sampled configuration to the unsampled runs of the same rounds.
+// without sampling and with perf and BPF sampling at 99 Hz and 999 Hz
+// (per-thread events on the server, as perf record -p, and per-CPU events,
+// as perf record -a: the "-a" configurations), in interleaved rounds (the
+// order rotates every round so that drift does not favour one
+// configuration), and prints the median QPS ratio of each sampled
+// configuration to the unsampled runs of the same rounds, and how many
+// samples it took for the server's CPU time (sampled/accounted: 1 when
+// every tick of the server's CPU time was sampled).
 //
 // FLAMEDIFF_BENCH_PAIRS (default 5) rounds, FLAMEDIFF_BENCH_SECONDS (default
 // 8) seconds per run, FLAMEDIFF_BENCH_TEST (default oltp_point_select).
@@ -70,7 +73,8 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		bpf  bool
 	}{{"none", 0, false, false}, {"perf-99Hz", 99, false, false}, {"perf-999Hz", 999, false, false},
 		{"perf-a-99Hz", 99, true, false}, {"perf-a-999Hz", 999, true, false},
-		{"bpf-99Hz", 99, true, true}, {"bpf-999Hz", 999, true, true}}
+		{"bpf-a-99Hz", 99, true, true}, {"bpf-a-999Hz", 999, true, true},
+		{"bpf-99Hz", 99, false, true}, {"bpf-999Hz", 999, false, true}}
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).
 	if stats, err := bpf.EnableStats(); err == nil {
@@ -90,8 +94,8 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 				}
 				qps[c.name] = append(qps[c.name], q)
 				costs[c.name] = append(costs[c.name], cs)
-				fmt.Printf("round %d %-12s %9.1f qps  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%\n",
-					round+1, c.name, q, 100*cs.window, 100*cs.total, 100*cs.program)
+				fmt.Printf("round %d %-12s %9.1f qps  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%; sampled/accounted %.3f\n",
+					round+1, c.name, q, 100*cs.window, 100*cs.total, 100*cs.program, cs.sampled)
 			}
 		}
 	}
@@ -100,11 +104,12 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	// sampler (waiting for sysbench, reading its output).
 	harness := 0.0
 	for _, c := range configs {
-		var ratios, win, tot, prog, runNs []float64
+		var ratios, win, tot, prog, runNs, sampled []float64
 		for j, q := range qps[c.name] {
 			ratios = append(ratios, q/qps["none"][j])
 			cs := costs[c.name][j]
 			win, tot, prog, runNs = append(win, cs.window), append(tot, cs.total), append(prog, cs.program), append(runNs, cs.runNs)
+			sampled = append(sampled, cs.sampled)
 		}
 		m := median(ratios)
 		fmt.Printf("  %-12s median %9.1f qps, ratio to none %.4f (QPS loss %5.2f%%)", c.name, median(qps[c.name]), m, 100*(1-m))
@@ -113,6 +118,7 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 			harness = median(win)
 		} else {
 			fmt.Printf("; sampler CPU %.2f%% in the window, %.2f%% with stop", 100*(median(win)-harness), 100*(median(tot)-harness))
+			fmt.Printf("; sampled/accounted %.3f (%.3f-%.3f)", median(sampled), slices.Min(sampled), slices.Max(sampled))
 			b.ReportMetric(100*(1-m), "%loss-"+c.name)
 			b.ReportMetric(100*(median(win)-harness), "%cpu-"+c.name)
 		}
@@ -128,8 +134,10 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 // sampling; total adds stopping (perf script, symbolisation, folding);
 // program is the BPF program's run time (spent in the sampled CPU's
 // interrupt, on the server's time). runNs is the program's mean run time.
+// sampled is the samples taken over the server's CPU seconds from start to
+// stop times the frequency.
 type cost struct {
-	window, total, program, runNs float64
+	window, total, program, runNs, sampled float64
 }
 
 // selfCPU returns the CPU seconds of this process and of its waited-for
@@ -168,6 +176,10 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 	var sampler capture.Sampler
 	var cs cost
 	cpu0 := selfCPU()
+	srv0, err := workload.ReadProc("/proc", srv.PID)
+	if err != nil {
+		return 0, cs, err
+	}
 	if freq > 0 {
 		sampler = capture.NewPerf()
 		if useBPF {
@@ -200,6 +212,11 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 			return 0, cs, fmt.Errorf("%s stop after %s: %w", sampler.Name(), time.Since(start), err)
 		}
 		cs.total = (selfCPU() - sb - cpu0) / window
+		srv1, err := workload.ReadProc("/proc", srv.PID)
+		if err != nil {
+			return 0, cs, err
+		}
+		cs.sampled = float64(res.Samples) / (float64(freq) * (srv1.CPUSeconds() - srv0.CPUSeconds()))
 		cs.program = res.ProgramRunTime.Seconds() / window
 		if res.ProgramRuns > 0 {
 			cs.runNs = float64(res.ProgramRunTime.Nanoseconds()) / float64(res.ProgramRuns)
