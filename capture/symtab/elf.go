@@ -114,8 +114,30 @@ func (o *Object) loadSymbols(f *elf.File, syms []elf.Symbol) []symbol {
 		out = append(out, symbol{start: start, end: start + s.Size, name: demangleName(s.Name), bind: elf.ST_BIND(s.Info)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	out = dropInnerLabels(out)
 	fixupEnd(out, false)
 	return fixupDuplicate(out)
+}
+
+// dropInnerLabels drops zero-sized symbols (labels) that lie inside a sized
+// symbol, such as glibc 2.41's __syscall_cancel_arch_end inside
+// __syscall_cancel_arch: an address after the label belongs to the
+// function. perf keeps such labels and, as both then contain the address,
+// prints whichever its symbol tree reaches first (__syscall_cancel_arch for
+// that libc); the function is the stable answer. s is sorted by start.
+func dropInnerLabels(s []symbol) []symbol {
+	out := s[:0]
+	var coverStart, coverEnd uint64 // the sized symbol reaching furthest so far
+	for _, sym := range s {
+		if sym.end == sym.start && sym.start > coverStart && sym.start < coverEnd {
+			continue
+		}
+		if sym.end > coverEnd {
+			coverStart, coverEnd = sym.start, sym.end
+		}
+		out = append(out, sym)
+	}
+	return out
 }
 
 // vaddrToOffset maps a virtual address to a file offset through the

@@ -59,6 +59,9 @@ __attribute__((noinline)) void run_lambda(long n) {
 asm(".text\n.type asm_nosize,@function\nasm_nosize:\n"
     "  mov %rdi, %rcx\n1: dec %rcx\n  jnz 1b\n  ret\n");
 extern "C" void asm_nosize(long n);
+asm(".text\n.type asm_labelled,@function\nasm_labelled:\n"
+    "  mov %rdi, %rcx\nasm_labelled_inner:\n1: dec %rcx\n  jnz 1b\n  ret\n.size asm_labelled, .-asm_labelled\n");
+extern "C" void asm_labelled(long n);
 int main(int argc, char **argv) {
 	long n = argc > 1 ? atol(argv[1]) : 1;
 	c_function(n);
@@ -74,6 +77,7 @@ int main(int argc, char **argv) {
 	Vec a{1}, b{n}; a + b;
 	run_lambda(n);
 	asm_nosize(n * 4);
+	asm_labelled(n * 4);
 	lib_exported(n);
 	return 0;
 }
@@ -166,6 +170,27 @@ func symbolValues(t *testing.T, path string) map[string]uint64 {
 	return out
 }
 
+// TestDropInnerLabels: a label inside a sized function is dropped (the
+// function keeps its addresses); labels at a function's start, between
+// functions or inside an unsized one stay.
+func TestDropInnerLabels(t *testing.T) {
+	in := []symbol{
+		{start: 0x100, end: 0x100, name: "fn_start_label"},
+		{start: 0x100, end: 0x130, name: "fn"},
+		{start: 0x12e, end: 0x12e, name: "fn_end_label"},
+		{start: 0x140, end: 0x140, name: "between"},
+		{start: 0x150, end: 0x150, name: "unsized"},
+		{start: 0x158, end: 0x158, name: "after_unsized"},
+	}
+	var got []string
+	for _, s := range dropInnerLabels(in) {
+		got = append(got, s.name)
+	}
+	if want := "fn_start_label fn between unsized after_unsized"; strings.Join(got, " ") != want {
+		t.Errorf("dropInnerLabels kept %q, want %q", got, want)
+	}
+}
+
 func TestResolveBuiltBinaries(t *testing.T) {
 	s := buildSymtest(t)
 	for _, bin := range []string{s.pie, s.nopie, s.lib} {
@@ -187,6 +212,15 @@ func TestResolveBuiltBinaries(t *testing.T) {
 				if fr.Sym != want || fr.Offset != 2 || fr.DSO != bin {
 					t.Errorf("Resolve(%s+2) = %q+%#x (%s), want %q+0x2 (%s)", mangled, fr.Sym, fr.Offset, fr.DSO, want, bin)
 				}
+			}
+			// Past the label inside asm_labelled: still asm_labelled, as
+			// glibc 2.41's __syscall_cancel_arch past its _end label.
+			if inner, ok := vals["asm_labelled_inner"]; ok {
+				if fr := p.Resolve(inner + 1); fr.Sym != "asm_labelled" || fr.Offset != inner+1-vals["asm_labelled"] {
+					t.Errorf("Resolve(asm_labelled_inner+1) = %q+%#x, want asm_labelled+%#x", fr.Sym, fr.Offset, inner+1-vals["asm_labelled"])
+				}
+			} else if bin != s.lib {
+				t.Errorf("asm_labelled_inner not in the .symtab of %s", bin)
 			}
 		})
 	}

@@ -52,7 +52,7 @@ func TestSymtestMatchesPerf(t *testing.T) {
 				procs[path] = NewProcessFromMaps(maps[path], openFile)
 				procs[path].SetDebugRoot("")
 			}
-			n, bad := 0, 0
+			n, bad, labels, plt := 0, 0, 0, 0
 			seen := map[string]bool{}
 			for _, line := range strings.Split(string(out), "\n") {
 				if !strings.HasPrefix(line, "\t") {
@@ -78,6 +78,20 @@ func TestSymtestMatchesPerf(t *testing.T) {
 				}
 				n++
 				fr := p.Resolve(addr)
+				if strings.HasPrefix(sym, "asm_labelled_inner+") && fr.Sym == "asm_labelled" {
+					// A label inside a sized function: perf prints either,
+					// as its symbol tree falls; Resolve names the function
+					// (dropInnerLabels).
+					labels++
+					continue
+				}
+				if strings.HasPrefix(sym, "_init+") && strings.HasSuffix(fr.Sym, "@plt") && bin == s.nopie {
+					// perf 6.1 synthesizes no PLT symbols for this
+					// non-PIE binary and prints the stub as _init+off;
+					// Resolve names it (mariadbd is PIE, where both do).
+					plt++
+					continue
+				}
 				if got := perfSym(fr); got != sym || fr.DSO != dso || fr.PerfAddr != off {
 					bad++
 					if !seen[sym] {
@@ -89,7 +103,7 @@ func TestSymtestMatchesPerf(t *testing.T) {
 			if n < 100 {
 				t.Fatalf("only %d frames of %s in perf script output", n, bin)
 			}
-			t.Logf("%d of %d frames match perf", n-bad, n)
+			t.Logf("%d of %d frames match perf (and %d inside asm_labelled that perf named after its inner label, %d PLT stubs perf printed as _init)", n-bad-labels-plt, n, labels, plt)
 		})
 	}
 }
