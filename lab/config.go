@@ -34,11 +34,12 @@ var SysbenchTests = []string{
 	"select_random_ranges",
 }
 
-// Samplers and CallGraphs are the values capture.sampler and
-// capture.call_graph accept.
+// Samplers, CallGraphs and EventScopes are the values capture.sampler,
+// capture.call_graph and capture.events accept.
 var (
-	Samplers   = []string{"auto", "perf", "bpf"}
-	CallGraphs = []string{"fp", "dwarf"}
+	Samplers    = []string{"auto", "perf", "bpf"}
+	CallGraphs  = []string{"fp", "dwarf"}
+	EventScopes = []string{"thread", "cpu"}
 )
 
 // Defaults of the fields a config may leave out.
@@ -51,6 +52,7 @@ const (
 	DefaultSampler   = "auto"
 	DefaultFrequency = 499
 	DefaultCallGraph = "fp"
+	DefaultEvents    = "thread"
 	DefaultRoot      = "mysqld_stmt_execute"
 )
 
@@ -142,6 +144,9 @@ type Capture struct {
 	Frequency int
 	// CallGraph is "fp" or "dwarf".
 	CallGraph string
+	// Events is "thread" (events on the server's threads) or "cpu" (one
+	// per CPU, record --per-cpu).
+	Events string
 }
 
 // Base returns the base server: the one marked base, or the only one.
@@ -248,7 +253,7 @@ var (
 	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
 	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
 	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
-	captureKeys  = []string{"sampler", "frequency", "call_graph"}
+	captureKeys  = []string{"sampler", "frequency", "call_graph", "events"}
 )
 
 func (p *configParser) parse(data []byte) {
@@ -284,7 +289,7 @@ func (p *configParser) parse(data []byte) {
 	keys := p.mapping(root, topKeys, "top level")
 
 	c := p.c
-	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph}
+	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, Events: DefaultEvents}
 	c.Roots = []string{DefaultRoot}
 	if n, ok := keys["servers"]; ok {
 		p.servers(n)
@@ -560,6 +565,17 @@ func (p *configParser) capture(n *yaml.Node) {
 				p.errorf(v, didYouMean(s, CallGraphs, "known call graphs"), "capture: unknown call_graph %q", s)
 			}
 			c.CallGraph = s
+			if s == "dwarf" && c.Sampler == "bpf" {
+				p.errorf(v, "use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf", "capture: the bpf sampler walks frame pointers, not dwarf")
+			}
+		}
+	}
+	if v, ok := keys["events"]; ok {
+		if s, ok := p.str(v, "capture.events", "write one of "+strings.Join(EventScopes, ", ")); ok {
+			if !slices.Contains(EventScopes, s) {
+				p.errorf(v, didYouMean(s, EventScopes, "known event scopes"), "capture: unknown events %q", s)
+			}
+			c.Events = s
 		}
 	}
 }

@@ -33,7 +33,7 @@ workloads:
     duration: 1m
     warmup: 10
     prepared_statements: false
-capture: {sampler: bpf, frequency: 99, call_graph: dwarf}
+capture: {sampler: perf, frequency: 99, call_graph: dwarf, events: cpu}
 map: ../symbolmaps/mariadb.yaml
 roots: [mysqld_stmt_execute, dispatch_command]
 `
@@ -55,7 +55,7 @@ roots: [mysqld_stmt_execute, dispatch_command]
 			{Name: "upd", Test: "oltp_update_non_index", Tables: 2, TableSize: 5000, Threads: 4,
 				Duration: time.Minute, Warmup: 10 * time.Second, PreparedStatements: false, Line: 14},
 		},
-		Capture: Capture{Sampler: "bpf", Frequency: 99, CallGraph: "dwarf"},
+		Capture: Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", Events: "cpu"},
 		Map:     "../symbolmaps/mariadb.yaml",
 		Roots:   []string{"mysqld_stmt_execute", "dispatch_command"},
 	}
@@ -85,7 +85,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if b := c.Base(); b == nil || b.Label != "x" {
 		t.Errorf("Base() of a single server = %+v, want it", b)
 	}
-	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph}
+	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, Events: DefaultEvents}
 	if c.Capture != want {
 		t.Errorf("Capture = %+v, want %+v", c.Capture, want)
 	}
@@ -160,6 +160,10 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{"c.yaml:3:22: capture: frequency 100000 Hz is too high"}},
 		{"unknown call graph", okServers + okWorkloads + "capture: {call_graph: dwarff}\n",
 			[]string{`c.yaml:3:23: capture: unknown call_graph "dwarff" (fix: did you mean "dwarf"?)`}},
+		{"unknown events", okServers + okWorkloads + "capture: {events: cpus}\n",
+			[]string{`c.yaml:3:19: capture: unknown events "cpus" (fix: did you mean "cpu"?)`}},
+		{"bpf with dwarf", okServers + okWorkloads + "capture: {sampler: bpf, call_graph: dwarf}\n",
+			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf)`}},
 		{"empty roots", okServers + okWorkloads + "roots: []\n",
 			[]string{"c.yaml:3:8: roots must be a non-empty list, found an empty list"}},
 		{"map not a string", okServers + okWorkloads + "map: [a]\n",

@@ -307,6 +307,7 @@ func benchRecordOptions(s *streams, cfg *lab.Config, w lab.Workload, b *benchSer
 		Event:      "auto",
 		Freq:       cfg.Capture.Frequency,
 		CallGraph:  cfg.Capture.CallGraph,
+		PerCPU:     cfg.Capture.Events == "cpu",
 		Warmup:     w.Warmup,
 		Margin:     margin,
 		Socket:     b.srv.Socket,
