@@ -203,65 +203,63 @@ func (p *Profiler) Start() error {
 	return nil
 }
 
-// open opens and attaches the events: one per online CPU, or one per
-// thread of the target with Options.PerThread.
-func (p *Profiler) open() error {
-	if p.opts.PerThread {
-		return p.openThreads()
-	}
-	cpus, err := onlineCPUs()
-	if err != nil {
-		return err
-	}
-	attr := p.attr(0)
-	for _, cpu := range cpus {
-		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if errors.Is(err, unix.ENODEV) {
-			continue // went offline
-		}
-		where := fmt.Sprintf("cpu %d", cpu)
-		if err != nil {
-			return errors.Join(p.openError(where, err), p.closeEvents())
-		}
-		if err := p.add(perfEvent{where: where, fd: fd}); err != nil {
-			return err
-		}
-	}
-	if len(p.events) == 0 {
-		return fmt.Errorf("bpf: start: no online cpu in %s", onlineCPUsPath)
-	}
-	return nil
+// eventTarget is where one event is opened: a CPU (pid -1) or a thread
+// (cpu -1).
+type eventTarget struct {
+	pid, cpu int
+	where    string
 }
 
-// openThreads opens one inherited event per thread of the target, on any
-// CPU. A thread that exits before its event is open is skipped; one that a
-// thread creates after that thread's event is open inherits the event
-// (and the program). A thread created in between, during open, by a
-// thread whose event is not open yet is not sampled: perf record -p has
-// the same window.
-func (p *Profiler) openThreads() error {
-	tids, err := threads(procRoot, p.opts.PID)
-	if err != nil {
-		return fmt.Errorf("bpf: start: %w", err)
-	}
-	attr := p.attr(unix.PerfBitInherit)
-	for _, tid := range tids {
-		fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if errors.Is(err, unix.ESRCH) {
-			continue // exited
-		}
-		where := fmt.Sprintf("thread %d", tid)
+// open opens and attaches the events: one per online CPU, or one per
+// thread of the target with Options.PerThread. A CPU that went offline
+// (ENODEV) or a thread that exited (ESRCH) since the list was read is
+// skipped.
+//
+// Per-thread events are inherited: a thread that a thread creates after
+// that thread's event is open carries the event (and the program). A
+// thread created in between, during open, by a thread whose event is not
+// open yet is not sampled: perf record -p has the same window.
+func (p *Profiler) open() error {
+	var targets []eventTarget
+	attr, gone := p.attr(0), unix.ENODEV
+	if p.opts.PerThread {
+		tids, err := threads(procRoot, p.opts.PID)
 		if err != nil {
-			return errors.Join(p.openError(where, err), p.closeEvents())
+			return fmt.Errorf("bpf: start: %w", err)
 		}
-		if err := p.add(perfEvent{where: where, fd: fd}); err != nil {
+		for _, tid := range tids {
+			targets = append(targets, eventTarget{pid: tid, cpu: -1, where: fmt.Sprintf("thread %d", tid)})
+		}
+		attr, gone = p.attr(unix.PerfBitInherit), unix.ESRCH
+	} else {
+		cpus, err := onlineCPUs()
+		if err != nil {
+			return err
+		}
+		for _, cpu := range cpus {
+			targets = append(targets, eventTarget{pid: -1, cpu: cpu, where: fmt.Sprintf("cpu %d", cpu)})
+		}
+	}
+	for _, t := range targets {
+		fd, err := unix.PerfEventOpen(&attr, t.pid, t.cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if errors.Is(err, gone) {
+			continue
+		}
+		if err != nil {
+			return errors.Join(p.openError(t.where, err), p.closeEvents())
+		}
+		if err := p.add(perfEvent{where: t.where, fd: fd}); err != nil {
 			return err
 		}
 	}
-	if len(p.events) == 0 {
+	switch {
+	case len(p.events) > 0:
+		return nil
+	case p.opts.PerThread:
 		return fmt.Errorf("bpf: start: process %d: no thread left to sample (did it exit?)", p.opts.PID)
+	default:
+		return fmt.Errorf("bpf: start: no online cpu in %s", onlineCPUsPath)
 	}
-	return nil
 }
 
 // attr is the cpu-clock event's attributes, opened disabled, plus bits.
