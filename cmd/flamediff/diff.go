@@ -58,14 +58,8 @@ Functions are sorted by their largest change in inclusive share.`,
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			stdin := 0
-			for _, a := range args {
-				if a == "-" {
-					stdin++
-				}
-			}
-			if stdin > 1 {
-				return usageError("standard input (-) can be given only once")
+			if err := stdinOnce(args...); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -504,4 +498,19 @@ func diffJSON(r *diff.Result, expls []*symbolmap.Explanation, n int, explain boo
 		}
 	}
 	return j
+}
+
+// stdinOnce fails when more than one of the profile arguments is "-":
+// standard input can be read once.
+func stdinOnce(args ...string) error {
+	n := 0
+	for _, a := range args {
+		if a == "-" {
+			n++
+		}
+	}
+	if n > 1 {
+		return usageError("standard input (-) can be given only once")
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
       testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
-			if err := opts.validate("html", len(args)); err != nil {
+			if err := opts.validate("html", args); err != nil {
 				return err
 			}
 			if opts.Top < 0 {
@@ -54,9 +54,6 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 			}
 			if opts.Depth < 0 {
 				return usageError("--depth %d: want 0 or more", opts.Depth)
-			}
-			if opts.Diff && args[0] == "-" && args[1] == "-" {
-				return usageError("standard input (-) can be given only once")
 			}
 			if runF != nil {
 				return runF(opts)

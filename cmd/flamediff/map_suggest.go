@@ -109,10 +109,7 @@ func (o *mapSuggestOptions) validate() error {
 	if o.Top < 0 {
 		return usageError("--top %d: want 0 (all) or a positive number", o.Top)
 	}
-	if o.Base == "-" && o.Target == "-" {
-		return usageError("standard input (-) can be given only once")
-	}
-	return nil
+	return stdinOnce(o.Base, o.Target)
 }
 
 // errExists is returned when an output file exists and --force is not given.

@@ -78,7 +78,8 @@ func joinPalettes() string {
 }
 
 // validate checks the flags against each other and the number of profiles.
-func (g *graphFlags) validate(cmdName string, nargs int) error {
+func (g *graphFlags) validate(cmdName string, args []string) error {
+	nargs := len(args)
 	if g.Diff && nargs != 2 {
 		return usageError("%s --diff takes a BASE and a TARGET profile, got %d arguments", cmdName, nargs)
 	}
@@ -87,6 +88,9 @@ func (g *graphFlags) validate(cmdName string, nargs int) error {
 			return usageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
 		}
 		return usageError("%s takes one PROFILE, got %d arguments", cmdName, nargs)
+	}
+	if err := stdinOnce(args...); err != nil {
+		return err
 	}
 	if g.Width < 100 {
 		return usageError("--width %d: want at least 100 pixels", g.Width)
@@ -194,11 +198,8 @@ directories (stacks.folded and run.json), or - for standard input.`,
   perf script | flamediff fold | flamediff svg --minwidth 0.5% - > out.svg`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
-			if err := opts.validate("svg", len(args)); err != nil {
+			if err := opts.validate("svg", args); err != nil {
 				return err
-			}
-			if opts.Diff && args[0] == "-" && args[1] == "-" {
-				return usageError("standard input (-) can be given only once")
 			}
 			if runF != nil {
 				return runF(opts)
