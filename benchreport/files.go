@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/flamegraph"
-	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/atomicfile"
 )
 
@@ -110,18 +109,6 @@ func DiffGraphPath(workload, base, server string) string {
 	return path.Join(SVGDir, safeName(workload), safeName(base)+"-vs-"+safeName(server)+".svg")
 }
 
-// countName names a profile's values in tooltips.
-func countName(p *fold.Profile) string {
-	if p.Unit != fold.UnitPeriod {
-		return "samples"
-	}
-	switch p.Event {
-	case "cpu-clock", "task-clock":
-		return "ns"
-	}
-	return "period"
-}
-
 // renderGraphs draws the workload's flame graphs into files and returns
 // their links, plain graphs first, in server order.
 func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink {
@@ -146,7 +133,7 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 		if p == nil {
 			continue
 		}
-		o := r.graphOptions(p)
+		o := r.graphOptions()
 		o.Title = fmt.Sprintf("%s: %s", w.Name, v.Server)
 		o.Subtitle = fmt.Sprintf("cpu/o %s µs, %s o/s, %d run(s)", f2(v.CPUPerOp.Median), f2(v.QPS.Median), v.Repeats)
 		if o.Subsystem != nil {
@@ -162,7 +149,7 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 		if p == nil || v.Server == r.Base {
 			continue
 		}
-		o := r.graphOptions(p)
+		o := r.graphOptions()
 		o.Title = fmt.Sprintf("%s: %s → %s", w.Name, r.Base, v.Server)
 		o.Subtitle = "Change in CPU µs per operation; widths follow " + v.Server
 		o.Normalize = flamegraph.NormalizePerOp
@@ -174,8 +161,8 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 	return links
 }
 
-func (r *Report) graphOptions(p *fold.Profile) flamegraph.Options {
-	o := flamegraph.Options{Hash: true, CountName: countName(p)}
+func (r *Report) graphOptions() flamegraph.Options {
+	o := flamegraph.Options{Hash: true}
 	if r.subsystem != nil {
 		o.Subsystem, o.Subsystems = r.subsystem, r.subNames
 	}

@@ -95,7 +95,8 @@ type Options struct {
 	// Hash gives every frame of the same name the same colour; otherwise
 	// the colour varies from frame to frame (still deterministically).
 	Hash bool
-	// CountName names what values count in tooltips ("samples" when empty).
+	// CountName names what values count in tooltips; when empty,
+	// CountName of the profile drawn (the target of a differential graph).
 	CountName string
 	// Reverse reverses every stack (leaf first) before layout.
 	Reverse bool
@@ -125,7 +126,8 @@ type Options struct {
 	BaseLabel, TargetLabel string
 }
 
-func (o Options) withDefaults() Options {
+// withDefaults fills the options left empty; p is the profile drawn.
+func (o Options) withDefaults(p *fold.Profile) Options {
 	if o.Width <= 0 {
 		o.Width = DefaultWidth
 	}
@@ -139,7 +141,7 @@ func (o Options) withDefaults() Options {
 		o.Palette = PaletteHot
 	}
 	if o.CountName == "" {
-		o.CountName = "samples"
+		o.CountName = CountName(p)
 	}
 	if o.ColorBy == "" {
 		o.ColorBy = ColorBySubtree
@@ -148,6 +150,19 @@ func (o Options) withDefaults() Options {
 		o.Normalize = NormalizeShare
 	}
 	return o
+}
+
+// CountName names what a profile's values count, for tooltips: "samples",
+// or "ns" for perf period sums of a clock event ("period" for others).
+func CountName(p *fold.Profile) string {
+	if p.Unit != fold.UnitPeriod {
+		return "samples"
+	}
+	switch p.Event {
+	case "cpu-clock", "task-clock":
+		return "ns"
+	}
+	return "period"
 }
 
 // Errors of Layout and LayoutDiff, wrapped with context.
@@ -247,7 +262,7 @@ type item struct {
 // Layout lays out the flame graph of p. It fails (wrapping ErrEmpty) when
 // p has no positive value, or (ErrOption) on an unknown palette.
 func Layout(p *fold.Profile, opts Options) (*Graph, error) {
-	opts = opts.withDefaults()
+	opts = opts.withDefaults(p)
 	if err := opts.check(false); err != nil {
 		return nil, err
 	}
@@ -270,7 +285,7 @@ func Layout(p *fold.Profile, opts Options) (*Graph, error) {
 // has no positive value, (ErrNoPerOp) when NormalizePerOp is asked of a
 // profile without per-op metadata, or (ErrOption) on unknown options.
 func LayoutDiff(base, target *fold.Profile, opts Options) (*Graph, error) {
-	opts = opts.withDefaults()
+	opts = opts.withDefaults(target)
 	if err := opts.check(true); err != nil {
 		return nil, err
 	}

@@ -300,3 +300,15 @@ func TestDiffColor(t *testing.T) {
 		t.Errorf("small growth %v should be paler than full growth %v", small, grew)
 	}
 }
+
+func TestCountName(t *testing.T) {
+	cases := []struct{ unit, event, want string }{
+		{"", "", "samples"}, {"samples", "cpu-clock", "samples"}, {"period", "cpu-clock", "ns"}, {"period", "cycles", "period"}, {"period", "", "period"},
+	}
+	for _, c := range cases {
+		p := &fold.Profile{Unit: c.unit, Event: c.event}
+		if got := CountName(p); got != c.want {
+			t.Errorf("CountName(unit %q, event %q) = %q, want %q", c.unit, c.event, got, c.want)
+		}
+	}
+}

@@ -259,10 +259,6 @@ func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, 
 		o.Subsystem = in.m.Subsystem
 		o.Subsystems = in.m.Subsystems()
 	}
-	last := in.ps[len(in.ps)-1]
-	if o.CountName == "" {
-		o.CountName = countName(last)
-	}
 	if !g.Diff {
 		o.TargetLabel = in.labels[0]
 		gr, err := flamegraph.Layout(in.ps[0], o)
@@ -296,19 +292,6 @@ func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, 
 		return nil, err
 	}
 	return gr, nil
-}
-
-// countName names a profile's values: samples, or ns for perf period sums
-// of a clock event.
-func countName(p *fold.Profile) string {
-	if p.Unit != fold.UnitPeriod {
-		return "samples"
-	}
-	switch p.Event {
-	case "cpu-clock", "task-clock":
-		return "ns"
-	}
-	return "period"
 }
 
 func runSVG(ctx context.Context, opts *SVGOptions) error {

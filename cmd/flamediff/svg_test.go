@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flamediff/flamediff/fold"
 	goldenfile "github.com/flamediff/flamediff/internal/golden"
 )
 
@@ -291,18 +290,6 @@ func TestHTML(t *testing.T) {
 	for _, want := range []string{"<title>Profile 11.8: ", "<h2>Functions (5 of ", "<h2>Subsystems</h2>", "<g class=\"legend\">", ">Flame Graph</text>"} {
 		if !strings.Contains(single, want) {
 			t.Errorf("single HTML page lacks %q", want)
-		}
-	}
-}
-
-func TestCountName(t *testing.T) {
-	cases := []struct{ unit, event, want string }{
-		{"", "", "samples"}, {"samples", "cpu-clock", "samples"}, {"period", "cpu-clock", "ns"}, {"period", "cycles", "period"}, {"period", "", "period"},
-	}
-	for _, c := range cases {
-		p := &fold.Profile{Unit: c.unit, Event: c.event}
-		if got := countName(p); got != c.want {
-			t.Errorf("countName(unit %q, event %q) = %q, want %q", c.unit, c.event, got, c.want)
 		}
 	}
 }
