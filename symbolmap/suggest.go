@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -307,7 +308,7 @@ func (g *suggester) load(m *Map, p *fold.Profile, root string) (sd *sideData, ok
 	}
 	sd.originals = make(map[int32][]string, len(orig))
 	for k, set := range orig {
-		sd.originals[k] = sortedKeys(set)
+		sd.originals[k] = slices.Sorted(maps.Keys(set))
 	}
 	return sd, ok
 }
@@ -564,7 +565,7 @@ func overlap(a, b map[int32]int64) (sim float64, ok bool) {
 	}
 	// Sum in key order: float sums must not depend on map order, or ties
 	// between candidates would break differently from run to run.
-	for _, k := range sortedIDs(a) {
+	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if w, shared := b[k]; shared && k != noName {
 			sim += math.Min(float64(a[k])/float64(ta), float64(w)/float64(tb))
 		}
@@ -890,27 +891,9 @@ func (g *suggester) proposal(c *candidate, res *Suggestions) Proposal {
 	return p
 }
 
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func dedupSorted(s []string) []string {
 	sort.Strings(s)
 	return slices.Compact(s)
-}
-
-func sortedIDs(m map[int32]int64) []int32 {
-	out := make([]int32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // sortedByValue returns m's keys, largest value first, then by name.
