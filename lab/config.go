@@ -647,17 +647,7 @@ func (p *configParser) duration(n *yaml.Node, where string, dst *time.Duration) 
 // didYouMean returns a hint naming the known word nearest to s when it is
 // a plausible typo, and else the list of known words.
 func didYouMean(s string, known []string, what string) string {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		if d := textdist.Levenshtein(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	limit := max(2, len(s)/4)
-	if len(s) < 4 {
-		limit = 1
-	}
-	if bestD <= limit || (len(s) > 3 && strings.HasPrefix(best, strings.ToLower(s))) {
+	if best := textdist.Closest(s, known, max(2, len(s)/4)); best != "" {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return what + ": " + strings.Join(known, ", ")

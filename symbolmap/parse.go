@@ -578,20 +578,8 @@ func lastPart(where string) string {
 	return where
 }
 
-// closest returns the known word nearest to s when it is a plausible typo.
+// closest returns the known word nearest to s when it is a plausible typo
+// (at most 2 edits away).
 func closest(s string, known []string) string {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		if d := textdist.Levenshtein(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	limit := 2
-	if len(s) < 4 {
-		limit = 1
-	}
-	if bestD <= limit || (len(s) > 3 && strings.HasPrefix(best, strings.ToLower(s))) {
-		return best
-	}
-	return ""
+	return textdist.Closest(s, known, 2)
 }

@@ -2,6 +2,29 @@
 // mean" hints in error messages.
 package textdist
 
+import "strings"
+
+// Closest returns the word of known nearest to s (compared in lower case)
+// when it is a plausible typo: at most limit edits away (1 for words
+// shorter than 4 bytes), or a word that s, 4 bytes or longer, begins.
+// Otherwise it returns "".
+func Closest(s string, known []string, limit int) string {
+	lower := strings.ToLower(s)
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		if d := Levenshtein(lower, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if len(s) < 4 {
+		limit = 1
+	}
+	if bestD <= limit || (len(s) > 3 && strings.HasPrefix(best, lower)) {
+		return best
+	}
+	return ""
+}
+
 // Levenshtein returns the edit distance of a and b (insertions, deletions
 // and substitutions of single bytes).
 func Levenshtein(a, b string) int {
