@@ -1,0 +1,55 @@
+// Package names prepares frame names for people: one rule for invalid
+// UTF-8 (each invalid byte sequence becomes U+FFFD) and one for names too
+// long for a column (an ellipsis in the middle, both ends kept). Every
+// output that shows names to people (tables, markdown, CSV, JSON, SVG,
+// HTML) goes through it, so the same name looks the same everywhere.
+// Folded output is data and keeps the input's bytes.
+package names
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Replacement is what an invalid UTF-8 sequence becomes.
+const Replacement = "\uFFFD"
+
+// Ellipsis marks the middle part Shorten left out.
+const Ellipsis = "…"
+
+// Clean returns s with every run of invalid UTF-8 bytes replaced by one
+// U+FFFD, as strings.ToValidUTF8 does; valid strings are returned as they are.
+func Clean(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, Replacement)
+}
+
+// Shorten returns Clean(s) if it has at most max runes, else its first and
+// last runes around an ellipsis, max runes in all (the start gets the
+// extra rune when max-1 is odd). max below 3 is taken as 3.
+func Shorten(s string, max int) string {
+	s = Clean(s)
+	if max < 3 {
+		max = 3
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	keep := max - 1
+	head := (keep + 1) / 2
+	tail := keep - head
+	r := []rune(s)
+	return string(r[:head]) + Ellipsis + string(r[n-tail:])
+}
+
+// Plural returns "1 word" or "N words" (word + "s").
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
