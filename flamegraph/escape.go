@@ -3,50 +3,38 @@ package flamegraph
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
-// Clean returns s with every character XML 1.0 does not allow, every
-// control character (newlines and tabs included: a name is one line) and
-// every invalid UTF-8 byte replaced by U+FFFD. It is what a frame name
-// becomes in the SVG; XML-escaping comes on top.
+// Clean returns s as the SVG and the HTML page show it: invalid UTF-8
+// replaced as names.Clean does (each run of invalid bytes becomes one
+// U+FFFD, as in every other output), then every character XML 1.0 does not
+// allow and every control character (newlines and tabs included: a name is
+// one line) replaced by U+FFFD too. XML-escaping comes on top.
 func Clean(s string) string {
-	ok := true
-	for i, r := range s {
-		if !allowed(r) || r == utf8.RuneError && isBad(s[i:]) {
-			ok = false
-			break
-		}
-	}
-	if ok {
+	s = names.Clean(s)
+	if strings.IndexFunc(s, notAllowed) < 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i, r := range s {
-		if !allowed(r) || r == utf8.RuneError && isBad(s[i:]) {
-			b.WriteRune(utf8.RuneError)
-			continue
+	return strings.Map(func(r rune) rune {
+		if notAllowed(r) {
+			return utf8.RuneError
 		}
-		b.WriteRune(r)
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
-// isBad reports whether s starts with an invalid UTF-8 sequence (rather
-// than an encoded U+FFFD).
-func isBad(s string) bool {
-	r, n := utf8.DecodeRuneInString(s)
-	return r == utf8.RuneError && n <= 1
-}
-
-func allowed(r rune) bool {
+// notAllowed reports whether r may not appear in a name drawn as XML text
+// (s is valid UTF-8 by then, so surrogates cannot occur).
+func notAllowed(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f:
-		return false
-	case r >= 0xd800 && r <= 0xdfff, r == 0xfffe, r == 0xffff, r > 0x10ffff:
-		return false
+		return true
+	case r == 0xfffe, r == 0xffff:
+		return true
 	}
-	return true
+	return false
 }
 
 // escaper XML-escapes text and attribute values.

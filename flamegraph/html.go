@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // Column is one column of a Table: its heading and whether it holds
@@ -71,7 +73,9 @@ p.note { color: #444; font-size: 0.9em; }
 
 // WritePage writes p as one HTML document with everything inline (styles,
 // the SVG and its script): no external file or network access. Table cells,
-// titles and notes are HTML-escaped; every row must have one cell per column.
+// titles and notes are cleaned (invalid UTF-8 replaced as names.Clean does,
+// as in the SVG) and HTML-escaped; a row may not have more cells than its
+// table has columns.
 func WritePage(w io.Writer, p Page) error {
 	var svg bytes.Buffer
 	if p.Graph != nil {
@@ -88,10 +92,48 @@ func WritePage(w io.Writer, p Page) error {
 			}
 		}
 	}
+	p = cleanPage(p)
 	data := struct {
 		Page
 		// SVG is our own output, every name in it escaped (see WriteSVG).
 		SVG template.HTML
 	}{p, template.HTML(svg.String())} // #nosec G203 -- escaped by writeSVG
 	return pageTemplate.Execute(w, data)
+}
+
+// cleanPage returns a copy of p whose text is valid UTF-8 (names.Clean);
+// the graph cleans its own names.
+func cleanPage(p Page) Page {
+	p.Title = names.Clean(p.Title)
+	p.Notes = cleanAll(p.Notes)
+	tables := make([]Table, len(p.Tables))
+	for i, t := range p.Tables {
+		t.Title = names.Clean(t.Title)
+		t.Notes = cleanAll(t.Notes)
+		cols := make([]Column, len(t.Columns))
+		for j, c := range t.Columns {
+			c.Head = names.Clean(c.Head)
+			cols[j] = c
+		}
+		t.Columns = cols
+		rows := make([][]string, len(t.Rows))
+		for j, r := range t.Rows {
+			rows[j] = cleanAll(r)
+		}
+		t.Rows = rows
+		tables[i] = t
+	}
+	p.Tables = tables
+	return p
+}
+
+func cleanAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = names.Clean(s)
+	}
+	return out
 }

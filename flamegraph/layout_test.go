@@ -5,8 +5,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // profile builds a profile from folded lines ("a;b;c 12"), independent of
@@ -274,17 +276,30 @@ func TestLabel(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"operator<<(std::ostream&, T const&)", "operator<<(std::ostream&, T const&)"},
-		{"a\x00b\nc\td", "a\uFFFDb\uFFFDc\uFFFDd"},
-		{"bad\xffutf8", "bad\uFFFDutf8"},
-		{"keep \uFFFD and ü", "keep \uFFFD and ü"},
-		{"\uFFFE", "\uFFFD"},
+	tests := []struct{ name, in, want string }{
+		{"markup kept (escaped later)", "operator<<(std::ostream&, T const&)", "operator<<(std::ostream&, T const&)"},
+		{"control characters", "a\x00b\nc\td", "a\uFFFDb\uFFFDc\uFFFDd"},
+		{"invalid byte", "bad\xffname", "bad\uFFFDname"},
+		{"truncated multi-byte sequence: one U+FFFD, as names.Clean", "bad\xe2\x82name", "bad\uFFFDname"},
+		{"run of invalid bytes: one U+FFFD", "bad\xff\xfe\xfdname", "bad\uFFFDname"},
+		{"encoded surrogate", "a\xed\xa0\x80b", "a\uFFFDb"},
+		{"U+FFFD and other runes kept", "keep \uFFFD and ü", "keep \uFFFD and ü"},
+		{"noncharacter", "\uFFFE", "\uFFFD"},
 	}
 	for _, tt := range tests {
-		if got := Clean(tt.in); got != tt.want {
-			t.Errorf("Clean(%q) = %q, want %q", tt.in, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := Clean(tt.in)
+			if got != tt.want {
+				t.Errorf("Clean(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("Clean(%q) = %q is not valid UTF-8", tt.in, got)
+			}
+			// Invalid UTF-8 is replaced as everywhere else.
+			if c := names.Clean(tt.in); !strings.ContainsAny(c, "\x00\n\t\uFFFE") && got != c {
+				t.Errorf("Clean(%q) = %q, names.Clean gives %q", tt.in, got, c)
+			}
+		})
 	}
 }
 

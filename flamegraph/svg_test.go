@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/fold"
 	goldenfile "github.com/flamediff/flamediff/internal/golden"
@@ -293,5 +294,74 @@ func TestWritePage(t *testing.T) {
 	err = WritePage(io.Discard, Page{Tables: []Table{{Title: "x", Columns: []Column{{"a", false}}, Rows: [][]string{{"1", "2"}}}}})
 	if err == nil || !strings.Contains(err.Error(), `table "x"`) {
 		t.Errorf("a row wider than its table: error %v, want one naming the table", err)
+	}
+}
+
+// TestInvalidUTF8 checks that frame names holding invalid UTF-8 come out of
+// the SVG and the HTML page as names.Clean makes them (one U+FFFD per run
+// of bad bytes), and that both stay valid UTF-8 and the SVG well-formed.
+func TestInvalidUTF8(t *testing.T) {
+	bad := "bad\xffname"
+	truncated := "trunc\xe2\x82ated" // the first two bytes of "€"
+	p := profile(t, "t;"+bad+";leaf 5", "t;"+truncated+" 3", "t;ok 2")
+	q := profile(t, "t;"+bad+";leaf 2", "t;"+truncated+" 6", "t;ok 2")
+	want := []string{"bad\uFFFDname", "trunc\uFFFDated"}
+	tests := []struct {
+		name   string
+		render func(io.Writer) error
+		page   bool
+	}{
+		{"svg", func(w io.Writer) error { return Render(w, p, Options{}) }, false},
+		{"diff svg", func(w io.Writer) error { return RenderDiff(w, p, q, Options{}) }, false},
+		{"html page", func(w io.Writer) error {
+			g, err := Layout(p, Options{})
+			if err != nil {
+				return err
+			}
+			return WritePage(w, Page{Title: "page " + bad, Graph: g, Tables: []Table{{
+				Title:   "functions " + truncated,
+				Columns: []Column{{"function", false}, {"%", true}},
+				Rows:    [][]string{{bad, "50.00"}, {truncated, "30.00"}},
+				Notes:   []string{"note " + bad},
+			}}})
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := tt.render(&out); err != nil {
+				t.Fatal(err)
+			}
+			if !utf8.Valid(out.Bytes()) {
+				t.Fatal("output is not valid UTF-8")
+			}
+			s := out.String()
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if strings.Contains(s, "\uFFFD\uFFFD") {
+				t.Error("output holds two U+FFFD in a row: a run of bad bytes became more than one")
+			}
+			if tt.page {
+				for _, w := range []string{"<td class=\"name\">bad\uFFFDname</td>", "<title>page bad\uFFFDname</title>", "note bad\uFFFDname"} {
+					if !strings.Contains(s, w) {
+						t.Errorf("page lacks %q", w)
+					}
+				}
+				return
+			}
+			titles := checkXML(t, out.Bytes())
+			for _, w := range want {
+				found := false
+				for _, ti := range titles {
+					found = found || strings.HasPrefix(ti, w+"\n")
+				}
+				if !found {
+					t.Errorf("no frame title starts with %q", w+"\n")
+				}
+			}
+		})
 	}
 }
