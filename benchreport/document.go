@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // The report as titled tables, rendered by the markdown, HTML and summary
@@ -88,7 +90,7 @@ func (r *Report) serverHead(s string) string {
 }
 
 func (r *Report) title() string {
-	return fmt.Sprintf("Benchmark report: %s (base %s)", strings.Join(r.Servers, ", "), r.Base)
+	return names.Clean(fmt.Sprintf("Benchmark report: %s (base %s)", strings.Join(r.Servers, ", "), r.Base))
 }
 
 // intro says what the report is made of.
@@ -97,8 +99,8 @@ func (r *Report) intro() []string {
 	if r.Repeats > 1 {
 		rep = fmt.Sprintf("%d repeats, medians", r.Repeats)
 	}
-	return []string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
-		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth)}
+	return cleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
+		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth)})
 }
 
 // rqpsSection is the table published regression reports lead with.
@@ -144,16 +146,16 @@ func (r *Report) missingSection() section {
 	return s
 }
 
-// overview is what comes before the workloads.
+// overview is what comes before the workloads, cleaned.
 func (r *Report) overview() []section {
 	out := []section{r.rqpsSection()}
 	if len(r.Missing) > 0 {
 		out = append(out, r.missingSection())
 	}
-	return out
+	return cleanSections(out)
 }
 
-// workloadSections are the tables of one workload.
+// workloadSections are the tables of one workload, cleaned.
 func (r *Report) workloadSections(w *Workload) []section {
 	var out []section
 	out = append(out, r.costSection(w), r.relativeSection(w))
@@ -169,7 +171,7 @@ func (r *Report) workloadSections(w *Workload) []section {
 	if len(w.Notes) > 0 {
 		out[0].intro = append(out[0].intro, w.Notes...)
 	}
-	return out
+	return cleanSections(out)
 }
 
 func (r *Report) costSection(w *Workload) section {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/internal/atomicfile"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // File names WriteFiles writes in its directory.
@@ -115,14 +116,14 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 	var links []graphLink
 	base := w.merged[r.Base]
 	draw := func(title, href string, layout func() (*flamegraph.Graph, error)) {
-		l := graphLink{Title: title, Href: href}
+		l := graphLink{Title: names.Clean(title), Href: href}
 		g, err := layout()
 		var b bytes.Buffer
 		if err == nil {
 			err = g.WriteSVG(&b)
 		}
 		if err != nil {
-			l.Href, l.Err = "", err.Error()
+			l.Href, l.Err = "", names.Clean(err.Error())
 		} else {
 			files[href] = b.Bytes()
 		}
@@ -299,7 +300,7 @@ func (r *Report) writeHTML(w io.Writer, graphs map[string][]graphLink) error {
 		p.Overview = append(p.Overview, toHTMLTable(s))
 	}
 	for i, wl := range r.Workloads {
-		hw := htmlWorkload{Name: wl.Name, ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name]}
+		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name]}
 		for _, s := range r.workloadSections(wl) {
 			hw.Tables = append(hw.Tables, toHTMLTable(s))
 		}

@@ -7,12 +7,15 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // WriteJSON writes every figure of the report as indented JSON (schema in
-// the package documentation).
+// the package documentation). Names are whole, with invalid UTF-8 replaced
+// as names.Clean does.
 func (r *Report) WriteJSON(w io.Writer) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := json.MarshalIndent(r.cleaned(), "", "  ")
 	if err != nil {
 		return fmt.Errorf("report json: %w", err)
 	}
@@ -35,7 +38,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		writeMarkdownSection(&b, "##", s)
 	}
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(&b, "## %s\n\n", wl.Name)
+		fmt.Fprintf(&b, "## %s\n\n", names.Clean(wl.Name))
 		for _, s := range r.workloadSections(wl) {
 			writeMarkdownSection(&b, "###", s)
 		}
@@ -92,8 +95,10 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 // operation changed most.
 func (r *Report) WriteSummary(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n\n", r.title())
-	rq := r.rqpsSection()
+	// printf writes a line of names and figures, cleaned.
+	printf := func(format string, a ...any) { b.WriteString(names.Clean(fmt.Sprintf(format, a...))) }
+	printf("%s\n\n", r.title())
+	rq := cleanSection(r.rqpsSection())
 	fmt.Fprintf(&b, "%s\n", rq.title)
 	writeTextTable(&b, rq)
 	for _, n := range rq.notes {
@@ -104,13 +109,13 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		if m.Repeat > 0 {
 			rep = fmt.Sprintf("repeat %d", m.Repeat)
 		}
-		fmt.Fprintf(&b, "missing: %s on %s, %s: %s\n", m.Workload, m.Server, rep, m.Reason)
+		printf("missing: %s on %s, %s: %s\n", m.Workload, m.Server, rep, m.Reason)
 	}
 	for _, wl := range r.Workloads {
 		if len(wl.Comparisons) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s: CPU per operation against %s\n", wl.Name, r.Base)
+		printf("\n%s: CPU per operation against %s\n", wl.Name, r.Base)
 		for _, c := range wl.Comparisons {
 			d := c.TargetMicrosPerOp - c.BaseMicrosPerOp
 			pct := 0.0
@@ -121,7 +126,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			if v := wl.version(c.Server); v != nil && v.CPUPerOpTest != nil && !v.CPUPerOpTest.Significant {
 				mark = " " + noise + " within noise"
 			}
-			fmt.Fprintf(&b, "  %s: cpu/o %s → %s µs (%s, %s%%)%s\n", c.Server, f2(c.BaseMicrosPerOp), f2(c.TargetMicrosPerOp), sf2(d), sf2(pct), mark)
+			printf("  %s: cpu/o %s → %s µs (%s, %s%%)%s\n", c.Server, f2(c.BaseMicrosPerOp), f2(c.TargetMicrosPerOp), sf2(d), sf2(pct), mark)
 			if c.Attribution != nil {
 				var parts []string
 				for _, p := range c.Attribution.Parts {
@@ -130,7 +135,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 					}
 				}
 				if len(parts) > 0 {
-					fmt.Fprintf(&b, "    by subsystem (µs/op): %s\n", strings.Join(parts, ", "))
+					printf("    by subsystem (µs/op): %s\n", strings.Join(parts, ", "))
 				}
 			}
 			var top []string
@@ -141,7 +146,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 				top = append(top, f.Name+" "+sf2(f.DeltaMicrosPerOp))
 			}
 			if len(top) > 0 {
-				fmt.Fprintf(&b, "    largest self changes (µs/op): %s\n", strings.Join(top, ", "))
+				printf("    largest self changes (µs/op): %s\n", strings.Join(top, ", "))
 			}
 		}
 	}
