@@ -72,7 +72,7 @@ func cleanSection(s section) section {
 	for i, row := range s.rows {
 		rows[i] = make([]cell, len(row))
 		for j, c := range row {
-			c.text = names.Clean(c.text)
+			c.text, c.full = names.Clean(c.text), names.Clean(c.full)
 			rows[i][j] = c
 		}
 	}

@@ -25,6 +25,36 @@ type cell struct {
 	text  string
 	name  bool
 	level int
+	// full is the whole name when text shows it shortened (nameCell); the
+	// HTML page gives it as the cell's tooltip.
+	full string
+}
+
+// nameWidth is the most runes a function name takes in a table cell (and
+// in a heading or the summary): longer names (C++ templates run to
+// thousands of characters) are shortened in the middle (names.Shorten), so
+// that one name does not push a table off the page. 80 keeps every name of
+// the MariaDB fixtures whole. report.json has every name whole, and the
+// HTML page gives the whole name as the cell's tooltip.
+const nameWidth = 80
+
+// chainSep joins the functions of a chain row.
+const chainSep = " → "
+
+// nameCell is the cell of a function, or of a chain of functions joined
+// by chainSep, at level; each name is shortened to nameWidth, and suffix
+// (figures) added after them.
+func nameCell(chain []string, level int, suffix string) cell {
+	short := make([]string, len(chain))
+	whole := make([]string, len(chain))
+	for i, n := range chain {
+		short[i], whole[i] = names.Shorten(n, nameWidth), names.Clean(n)
+	}
+	c := cell{text: strings.Join(short, chainSep) + suffix, name: true, level: level}
+	if w := strings.Join(whole, chainSep) + suffix; w != c.text {
+		c.full = w
+	}
+	return c
 }
 
 // section is one titled table with sentences before and after it.
@@ -317,7 +347,7 @@ func (r *Report) topSelfSection(w *Workload) section {
 		cols: []column{{"version", false}, {"function", false}, {r.Base + " µs/op", true}, {"µs/op", true}, {"Δµs/op", true}}}
 	for _, c := range w.Comparisons {
 		for _, f := range c.TopSelf {
-			s.rows = append(s.rows, []cell{txt(c.Server), {text: f.Name, name: true}, txt(f2(f.BaseMicrosPerOp)), txt(f2(f.TargetMicrosPerOp)), txt(sf2(f.DeltaMicrosPerOp))})
+			s.rows = append(s.rows, []cell{txt(c.Server), nameCell([]string{f.Name}, 0, ""), txt(f2(f.BaseMicrosPerOp)), txt(f2(f.TargetMicrosPerOp)), txt(sf2(f.DeltaMicrosPerOp))})
 		}
 	}
 	return s
@@ -327,23 +357,26 @@ func (r *Report) topSelfSection(w *Workload) section {
 // shows its first two and its last; "(end x%, y%)" gives the chain end's
 // median shares when they differ from the row's.
 func rowName(row *SubtreeRow) cell {
-	label := row.Label
-	if len(row.Chain) > 4 {
-		label = fmt.Sprintf("%s → %s → … → %s", row.Chain[0], row.Chain[1], row.Chain[len(row.Chain)-1])
+	chain := []string{row.Path[len(row.Path)-1]}
+	switch n := len(row.Chain); {
+	case n > 4:
+		chain = []string{row.Chain[0], row.Chain[1], "…", row.Chain[n-1]}
+	case n > 1:
+		chain = row.Chain
 	}
-	c := cell{text: label, name: true, level: row.Level}
+	suffix := ""
 	if len(row.ends) > 0 {
 		ps := make([]string, len(row.ends))
 		for i, e := range row.ends {
 			ps[i] = f2(e) + "%"
 		}
-		c.text += " (end " + strings.Join(ps, ", ") + ")"
+		suffix = " (end " + strings.Join(ps, ", ") + ")"
 	}
-	return c
+	return nameCell(chain, row.Level, suffix)
 }
 
 func (r *Report) subtreeSection(t *Subtree) section {
-	s := section{title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", t.Root, t.Depth)}
+	s := section{title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", names.Shorten(t.Root, nameWidth), t.Depth)}
 	s.cols = []column{{"function", false}}
 	for _, srv := range t.Servers {
 		s.cols = append(s.cols, column{srv + " %", true})

@@ -183,6 +183,8 @@ func writeFileAtomic(path string, data []byte) error {
 type htmlCell struct {
 	Text  string
 	Class string
+	// Title is the cell's tooltip: the whole name of a shortened one.
+	Title string
 }
 
 type htmlTable struct {
@@ -233,7 +235,7 @@ func toHTMLTable(s section) htmlTable {
 			if c.text == "missing" {
 				cl += " missing"
 			}
-			cells = append(cells, htmlCell{Text: strings.Repeat("\u00a0\u00a0", c.level) + c.text, Class: strings.TrimSpace(cl)})
+			cells = append(cells, htmlCell{Text: strings.Repeat("\u00a0\u00a0", c.level) + c.text, Class: strings.TrimSpace(cl), Title: c.full})
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -258,7 +260,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 td.name { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 45em; }
 td.noise { color: #888; }
 td.missing { background: #fde8e8; color: #a00; }
-p.note { color: #444; font-size: 0.9em; }
+p.note { color: #444; font-size: 0.9em; overflow-wrap: anywhere; }
 nav a { margin-right: 1em; }
 .graphs { display: flex; flex-wrap: wrap; gap: 1em; }
 .graphs figure { margin: 0; width: 48%; min-width: 30em; }
@@ -285,7 +287,7 @@ nav a { margin-right: 1em; }
 {{end}}{{if .Rows}}<table>
 <thead><tr>{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{else}}<p>(none)</p>

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // Frame names the fixture's functions are renamed to, to see how each
@@ -109,4 +111,68 @@ func TestInvalidUTF8Names(t *testing.T) {
 	if f := r.Workloads[0].Comparisons[0].TopSelf; !slices.ContainsFunc(f, func(d FunctionDelta) bool { return d.Name == badName }) {
 		t.Errorf("Report.TopSelf lost the name as given, %q", badName)
 	}
+}
+
+func TestLongNames(t *testing.T) {
+	// Two names of thousands of characters: a function with self time
+	// (top self table, summary) and one of the subtree rows.
+	longSelf := "ns::self::" + strings.Repeat("VeryLongTemplateArgument_", 160) + "::spin_unlock"
+	longRow := "ns::row::" + strings.Repeat("AnotherLongTemplateArg_", 160) + "::execute_command"
+	r := renamedReport(t, map[string]string{"_raw_spin_unlock_irqrestore": longSelf, "mysql_execute_command": longRow})
+	out := outputs(t, r)
+	shortSelf, shortRow := names.Shorten(longSelf, nameWidth), names.Shorten(longRow, nameWidth)
+	if utf8.RuneCountInString(shortSelf) != nameWidth || !strings.Contains(shortSelf, names.Ellipsis) {
+		t.Fatalf("names.Shorten(%d runes, %d) = %q: want %d runes with an ellipsis", len(longSelf), nameWidth, shortSelf, nameWidth)
+	}
+	tests := []struct {
+		name     string
+		output   string
+		want     []string // present
+		wantNot  []string // absent
+		maxTable int      // the longest table line, in runes (0: not checked)
+	}{
+		{"markdown", "markdown", []string{"`" + shortSelf + "`", "`" + shortRow + "`"}, []string{longSelf}, 300},
+		{"summary", "summary", []string{shortSelf + " "}, []string{longSelf}, 0},
+		{"html: shortened, whole in the tooltip", "html", []string{
+			`title="` + longSelf + `">` + shortSelf + "</td>",
+			`title="` + longRow + `">` + "\u00a0\u00a0" + shortRow + "</td>",
+		}, nil, 0},
+		{"json: whole", "json", []string{`"name": "` + longSelf + `"`, `"label": "` + longRow + `"`}, []string{names.Ellipsis}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := out[tt.output]
+			for _, w := range tt.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("output lacks %.120q", w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(s, w) {
+					t.Errorf("output holds %.120q", w)
+				}
+			}
+			if tt.maxTable > 0 {
+				for _, l := range strings.Split(s, "\n") {
+					if strings.HasPrefix(l, "|") && utf8.RuneCountInString(l) > tt.maxTable {
+						t.Errorf("table line of %d runes, want at most %d: %.200q", utf8.RuneCountInString(l), tt.maxTable, l)
+					}
+				}
+			}
+		})
+	}
+	t.Run("text table", func(t *testing.T) {
+		var b bytes.Buffer
+		for _, s := range r.workloadSections(r.Workloads[0]) {
+			writeTextTable(&b, s)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > 300 {
+				t.Errorf("text table line of %d runes, want at most 300: %.200q", n, l)
+			}
+		}
+		if !strings.Contains(b.String(), shortRow) {
+			t.Errorf("text tables lack %q", shortRow)
+		}
+	})
 }

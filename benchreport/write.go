@@ -143,7 +143,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 				if i == 3 {
 					break
 				}
-				top = append(top, f.Name+" "+sf2(f.DeltaMicrosPerOp))
+				top = append(top, names.Shorten(f.Name, nameWidth)+" "+sf2(f.DeltaMicrosPerOp))
 			}
 			if len(top) > 0 {
 				printf("    largest self changes (µs/op): %s\n", strings.Join(top, ", "))
