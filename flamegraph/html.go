@@ -50,7 +50,7 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; vertical-align: top; }
 th { background: #f0f0f0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; white-space: pre; }
-p.note { color: #444; font-size: 0.9em; }
+p.note { color: #444; font-size: 0.9em; overflow-wrap: anywhere; }
 </style>
 </head>
 <body>
@@ -62,7 +62,7 @@ p.note { color: #444; font-size: 0.9em; }
 <table>
 <thead><tr>{{range .Columns}}<th{{if .Numeric}} class="num"{{end}}>{{.Head}}</th>{{end}}</tr></thead>
 <tbody>
-{{$cols := .Columns}}{{range .Rows}}<tr>{{range $i, $c := .}}<td class="{{if (index $cols $i).Numeric}}num{{else}}name{{end}}">{{$c}}</td>{{end}}</tr>
+{{range .Cells}}<tr>{{range .}}<td class="{{if .Numeric}}num{{else}}name{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{range .Notes}}<p class="note">{{.}}</p>
@@ -71,10 +71,17 @@ p.note { color: #444; font-size: 0.9em; }
 </html>
 `))
 
+// CellWidth is the most runes a cell of a non-numeric column shows: a
+// longer one (a C++ name can run to thousands of characters) is shortened
+// in the middle (names.Shorten), with the whole text as its tooltip, so
+// that one name does not push a table off the page.
+const CellWidth = 80
+
 // WritePage writes p as one HTML document with everything inline (styles,
 // the SVG and its script): no external file or network access. Table cells,
 // titles and notes are cleaned (invalid UTF-8 replaced as names.Clean does,
-// as in the SVG) and HTML-escaped; a row may not have more cells than its
+// as in the SVG) and HTML-escaped; cells of non-numeric columns are
+// shortened to CellWidth runes. A row may not have more cells than its
 // table has columns.
 func WritePage(w io.Writer, p Page) error {
 	var svg bytes.Buffer
@@ -93,11 +100,36 @@ func WritePage(w io.Writer, p Page) error {
 		}
 	}
 	p = cleanPage(p)
+	type pageCell struct {
+		Text, Title string
+		Numeric     bool
+	}
+	type pageTable struct {
+		Table
+		Cells [][]pageCell
+	}
 	data := struct {
 		Page
+		Tables []pageTable
 		// SVG is our own output, every name in it escaped (see WriteSVG).
 		SVG template.HTML
-	}{p, template.HTML(svg.String())} // #nosec G203 -- escaped by writeSVG
+	}{Page: p, SVG: template.HTML(svg.String())} // #nosec G203 -- escaped by writeSVG
+	for _, t := range p.Tables {
+		pt := pageTable{Table: t}
+		for _, r := range t.Rows {
+			cells := make([]pageCell, len(r))
+			for i, c := range r {
+				cells[i] = pageCell{Text: c, Numeric: t.Columns[i].Numeric}
+				if !cells[i].Numeric {
+					if short := names.Shorten(c, CellWidth); short != c {
+						cells[i].Text, cells[i].Title = short, c
+					}
+				}
+			}
+			pt.Cells = append(pt.Cells, cells)
+		}
+		data.Tables = append(data.Tables, pt)
+	}
 	return pageTemplate.Execute(w, data)
 }
 

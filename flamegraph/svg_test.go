@@ -14,6 +14,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	goldenfile "github.com/flamediff/flamediff/internal/golden"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // update rewrites the golden files: go test ./flamegraph -run Golden -update
@@ -363,5 +364,34 @@ func TestInvalidUTF8(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestWritePageLongCells(t *testing.T) {
+	long := "ns::" + strings.Repeat("VeryLongTemplateArgument_", 200) + "::execute"
+	short := names.Shorten(long, CellWidth)
+	tests := []struct {
+		name, cell string
+		numeric    bool
+		want       string
+	}{
+		{"short name whole, no tooltip", "mysql_update", false, `<td class="name">mysql_update</td>`},
+		{"long name shortened, whole in the tooltip", long, false, `<td class="name" title="` + long + `">` + short + `</td>`},
+		{"numbers never shortened", strings.Repeat("9", 100), true, `<td class="num">` + strings.Repeat("9", 100) + `</td>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			col := Column{"x", tt.numeric}
+			if err := WritePage(&out, Page{Title: "t", Tables: []Table{{Title: "t", Columns: []Column{col}, Rows: [][]string{{tt.cell}}}}}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("page lacks %.200q", tt.want)
+			}
+		})
+	}
+	if utf8.RuneCountInString(short) != CellWidth || !strings.Contains(short, names.Ellipsis) {
+		t.Errorf("names.Shorten(%d runes, %d) = %q, want %d runes around an ellipsis", len(long), CellWidth, short, CellWidth)
 	}
 }
