@@ -176,3 +176,45 @@ func TestLongNames(t *testing.T) {
 		}
 	})
 }
+
+// TestCodeSpan: the spans below render (markdown-it 15, GitHub's table
+// syntax) as the name itself, each | of a table cell written \| on top.
+func TestCodeSpan(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "mysql_update", "`mysql_update`"},
+		{"a backtick inside", "operator|(a`b)", "``operator|(a`b)``"},
+		{"two backticks in a row", "a``b", "```a``b```"},
+		{"starts with a backtick", "`start", "`` `start ``"},
+		{"ends with a backtick", "end`", "`` end` ``"},
+		{"a space at both ends", " x ", "`  x  `"},
+		{"only spaces", "  ", "`  `"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := codeSpan(tt.in); got != tt.want {
+				t.Errorf("codeSpan(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMarkdownNames(t *testing.T) {
+	r := renamedReport(t, map[string]string{"open_and_lock_tables": pipeName})
+	md := markdown(t, r)
+	tests := []struct {
+		name, want string
+		present    bool
+	}{
+		{"the name in a code span, | escaped", "\u00a0``operator\\|(a`b)`` | 2.89 |", true},
+		{"the backtick not turned into a quote", "operator|(a'b)", false},
+		{"the | not left bare in a table", "`operator|(a", false},
+		{"the backtick escaped in a note", "operator|(a\\`b)", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Contains(md, tt.want); got != tt.present {
+				t.Errorf("markdown holds %q: %v, want %v", tt.want, got, tt.present)
+			}
+		})
+	}
+}

@@ -30,15 +30,15 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // in CPU per operation, largest self-time changes and subtree breakdowns.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s\n\n", r.title())
+	fmt.Fprintf(&b, "# %s\n\n", mdText(r.title()))
 	for _, p := range r.intro() {
-		fmt.Fprintf(&b, "%s\n\n", p)
+		fmt.Fprintf(&b, "%s\n\n", mdText(p))
 	}
 	for _, s := range r.overview() {
 		writeMarkdownSection(&b, "##", s)
 	}
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(&b, "## %s\n\n", names.Clean(wl.Name))
+		fmt.Fprintf(&b, "## %s\n\n", mdText(names.Clean(wl.Name)))
 		for _, s := range r.workloadSections(wl) {
 			writeMarkdownSection(&b, "###", s)
 		}
@@ -49,11 +49,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 }
 
 func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
-	fmt.Fprintf(b, "%s %s\n\n", level, s.title)
+	fmt.Fprintf(b, "%s %s\n\n", level, mdText(s.title))
 	for _, p := range s.intro {
-		fmt.Fprintf(b, "%s\n\n", p)
+		fmt.Fprintf(b, "%s\n\n", mdText(p))
 	}
 	if len(s.rows) > 0 {
+		// A | inside a cell, code span or not, is written \| (GitHub's
+		// table syntax takes it out before the cell is rendered).
 		line := func(cells []string) {
 			for i, c := range cells {
 				cells[i] = strings.ReplaceAll(c, "|", `\|`)
@@ -63,7 +65,7 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 		head := make([]string, len(s.cols))
 		rule := make([]string, len(s.cols))
 		for i, c := range s.cols {
-			head[i], rule[i] = c.head, "---"
+			head[i], rule[i] = mdText(c.head), "---"
 			if c.num {
 				rule[i] = "---:"
 			}
@@ -73,9 +75,9 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 		for _, row := range s.rows {
 			cells := make([]string, len(row))
 			for i, c := range row {
-				cells[i] = c.text
+				cells[i] = mdText(c.text)
 				if c.name {
-					cells[i] = strings.Repeat("\u00a0\u00a0", c.level) + "`" + strings.ReplaceAll(c.text, "`", "'") + "`"
+					cells[i] = strings.Repeat("\u00a0\u00a0", c.level) + codeSpan(c.text)
 				}
 			}
 			line(cells)
@@ -85,8 +87,37 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 		b.WriteString("(none)\n\n")
 	}
 	for _, n := range s.notes {
-		fmt.Fprintf(b, "%s\n\n", n)
+		fmt.Fprintf(b, "%s\n\n", mdText(n))
 	}
+}
+
+// mdText escapes the backticks of text so that none starts a code span:
+// the text reads the same once rendered.
+func mdText(s string) string {
+	return strings.ReplaceAll(s, "`", "\\`")
+}
+
+// codeSpan returns s as a markdown code span that renders as s exactly:
+// backslash escapes do not work inside code spans, so the span is
+// delimited by one backtick more than the longest run of backticks in s,
+// with a space inside each end when s starts or ends with a backtick or
+// with a space at both ends (the space each end that CommonMark strips).
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		len(s) >= 2 && s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 // WriteSummary writes a short summary for the terminal: the rQPS table,
