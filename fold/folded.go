@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,17 +20,22 @@ import (
 // summed; the result is sorted by Key.
 //
 // A line without a count is skipped (counted in Skipped) or, with strict,
-// an error; a negative count or one that does not fit in 64 bits is always
-// an error.
+// an error; a negative count, one that does not fit in 64 bits, counts
+// whose total does not (ErrOverflow) and control bytes such as NUL
+// (ErrBinaryText) are always errors, *ParseErrors with the line.
 func ParseFolded(r io.Reader, strict bool) (*Profile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	sums := make(map[string]int64)
 	p := &Profile{Unit: UnitSamples}
 	lineNo := 0
+	var total int64
 	for sc.Scan() {
 		lineNo++
 		line := bytes.TrimRight(sc.Bytes(), "\r")
+		if c := indexControl(line); c >= 0 {
+			return nil, controlError(lineNo, line[c])
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -60,10 +66,12 @@ func ParseFolded(r io.Reader, strict bool) (*Profile, error) {
 		if v < 0 {
 			return nil, &ParseError{Line: lineNo, Text: string(line), Msg: fmt.Sprintf("negative count %d (counts are samples and cannot be negative)", v)}
 		}
-		sums[string(stack)] += v
-		if sums[string(stack)] < 0 {
-			return nil, &ParseError{Line: lineNo, Text: string(line), Msg: "sum of counts overflows 64 bits"}
+		// Counts are not negative: the total is the largest sum.
+		if v > math.MaxInt64-total {
+			return nil, overflowError(lineNo)
 		}
+		total += v
+		sums[string(stack)] += v
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

@@ -61,7 +61,9 @@ func TestParseFoldedBadLines(t *testing.T) {
 		{"two bad lines", "a 1\nx\ny\n", 2, 2, "no count"},
 		{"negative count", "a 1\nb -3\n", 2, -1, "negative count"},
 		{"count overflow", "a 1\nb 9223372036854775808\n", 2, -1, "64 bits"},
-		{"sum overflow", "a 9223372036854775807\nb 1\na 1\n", 3, -1, "overflows"},
+		{"total overflow", "a 9223372036854775807\nb 1\na 1\n", 2, -1, "add up to more than 9223372036854775807"},
+		{"stack sum overflow", "a 9223372036854775807\n\na 1\n", 3, -1, "add up to more than 9223372036854775807"},
+		{"NUL byte", "a 1\nb\x00 1\n", 2, -1, `a NUL byte (\x00) in text input`},
 		{"only garbage", "hello\nworld\n", 1, -1, "no count"},
 	}
 	for _, tt := range tests {

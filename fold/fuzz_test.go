@@ -58,7 +58,7 @@ func foldPerChunk(data []byte, opts PerfOptions, strict bool) (*Profile, error) 
 		} else {
 			cut += 2
 		}
-		chunks = append(chunks, perfChunk{data: data[:cut], firstLine: line})
+		chunks = append(chunks, perfChunk{data: data[:cut], firstLine: line, index: len(chunks)})
 		line += bytes.Count(data[:cut], []byte{'\n'})
 		data = data[cut:]
 	}
@@ -69,22 +69,23 @@ func foldPerChunk(data []byte, opts PerfOptions, strict bool) (*Profile, error) 
 	if o.EventFilter == "" {
 		o.EventFilter = firstEvent(chunks[0].data)
 	}
+	var total runningTotal
 	if o.EventFilter == "" {
 		st := newPerfState(&opts, strict)
 		for _, c := range chunks {
-			if st.err == nil {
-				st.run(c.data, c.firstLine)
-			}
+			st.runChunk(c, &total)
 		}
-		return finishPerf([]*perfState{st})
+		return finishPerf([]*perfState{st}, &total)
 	}
+	// One state per chunk, folded last chunk first, so that the running
+	// total takes them out of order.
 	states := make([]*perfState, len(chunks))
-	for i, c := range chunks {
+	for i := len(chunks) - 1; i >= 0; i-- {
 		states[i] = newPerfState(&o, strict)
 		states[i].defaulted = opts.EventFilter == ""
-		states[i].run(c.data, c.firstLine)
+		states[i].runChunk(chunks[i], &total)
 	}
-	return finishPerf(states)
+	return finishPerf(states, &total)
 }
 
 func samePerfResult(p1 *Profile, err1 error, p2 *Profile, err2 error) string {
@@ -328,8 +329,9 @@ func FuzzPerfChunks(f *testing.F) {
 		}
 		opts, strict := optionsFromByte(flags)
 		st := newPerfState(&opts, strict)
-		st.run(data, 1)
-		p1, err1 := finishPerf([]*perfState{st})
+		var total runningTotal
+		st.runChunk(perfChunk{data: data, firstLine: 1}, &total)
+		p1, err1 := finishPerf([]*perfState{st}, &total)
 		if (p1 == nil) == (err1 == nil) {
 			t.Fatalf("finishPerf = %v, %v: want a profile xor an error", p1, err1)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // Formats understood by Parse.
@@ -45,11 +46,22 @@ type PerfOptions struct {
 // ErrSyntax is wrapped by every ParseError.
 var ErrSyntax = errors.New("syntax error")
 
+// ErrOverflow is wrapped (through a *ParseError for text input) when the
+// counts of a profile add up to more than an int64 holds.
+var ErrOverflow = errors.New("counts overflow 64 bits")
+
+// ErrBinaryText is wrapped by the *ParseError of text input (folded stacks
+// or perf script) that holds a NUL or another control byte.
+var ErrBinaryText = errors.New("binary data in text input")
+
 // ParseError reports input that could not be understood, with its line.
 type ParseError struct {
 	Line int    // 1-based line number; 0 when not line-oriented
 	Text string // the offending line, possibly shortened
 	Msg  string // what is wrong and how to fix it
+	// Err, when set, is the kind of error beyond ErrSyntax: ErrOverflow or
+	// ErrBinaryText.
+	Err error
 }
 
 func (e *ParseError) Error() string {
@@ -62,7 +74,50 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("line %d: %s: %q", e.Line, e.Msg, shorten(e.Text))
 }
 
-func (e *ParseError) Unwrap() error { return ErrSyntax }
+// Unwrap returns ErrSyntax and Err, when set.
+func (e *ParseError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrSyntax, e.Err}
+	}
+	return []error{ErrSyntax}
+}
+
+// overflowMsg is the message of ErrOverflow's parse errors.
+const overflowMsg = "the counts add up to more than 9223372036854775807 (the largest total flamediff can hold)"
+
+func overflowError(line int) *ParseError {
+	return &ParseError{Line: line, Msg: overflowMsg, Err: ErrOverflow}
+}
+
+// isControl reports the bytes that text input never holds: the C0 control
+// bytes other than \t, \n, \v, \f and \r.
+func isControl(c byte) bool { return c < 0x09 || (c > 0x0d && c < 0x20) }
+
+var controlBytes = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = isControl(byte(c))
+	}
+	return t
+}()
+
+// indexControl returns the index of the first control byte of b, or -1.
+func indexControl(b []byte) int {
+	for i, c := range b {
+		if controlBytes[c] {
+			return i
+		}
+	}
+	return -1
+}
+
+// controlError says that line holds the control byte c.
+func controlError(line int, c byte) *ParseError {
+	what := fmt.Sprintf("a control byte (\\x%02x)", c)
+	if c == 0 {
+		what = `a NUL byte (\x00)`
+	}
+	return &ParseError{Line: line, Msg: what + " in text input: is this a binary file?", Err: ErrBinaryText}
+}
 
 func shorten(s string) string {
 	if len(s) > 120 {
@@ -78,12 +133,25 @@ var ErrUnknownFormat = errors.New("unknown input format")
 // ErrTruncated is wrapped when a gzip stream ends early.
 var ErrTruncated = errors.New("truncated gzip input")
 
-const sniffSize = 64 << 10
+const (
+	// sniffSize is the read buffer, and the window at the start of an
+	// input in which a control byte before any line of text means binary
+	// data (pprof protobuf).
+	sniffSize = 64 << 10
+	// detectLines is how many lines (not blank, not comments) detection
+	// looks at, at most; detectMax bounds the bytes it reads, lines of
+	// any length included (the folded parser's longest line).
+	detectLines = 200
+	detectMax   = 64 << 20
+)
 
 // Parse reads a profile in any supported format, detected from its first
-// bytes when opts.Format is auto, and gunzips it transparently. Errors in
-// the input are *ParseError values (with the line) or wrap ErrUnknownFormat
-// or ErrTruncated.
+// lines when opts.Format is auto (as many bytes as those lines take, long
+// lines included), and gunzips it transparently. Errors in the input are
+// *ParseError values (with the line) or wrap ErrUnknownFormat or
+// ErrTruncated; text with a NUL or another control byte is a *ParseError
+// wrapping ErrBinaryText, counts that add up beyond 64 bits one wrapping
+// ErrOverflow.
 func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 	br := bufio.NewReaderSize(r, sniffSize)
 	head, _ := br.Peek(2)
@@ -102,20 +170,28 @@ func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 	}
 	format := opts.Format
 	if format == "" || format == FormatAuto {
-		sniff, err := br.Peek(sniffSize)
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		s, err := sniff(br)
+		if err != nil {
 			return nil, err
 		}
-		format = detect(sniff)
-		if format == "" {
-			return nil, fmt.Errorf("%w: the first lines are neither perf script text, folded stacks (\"frame;frame COUNT\") nor pprof; name the format with --input-format", ErrUnknownFormat)
-		}
-		if format == "binary" {
+		in = io.MultiReader(bytes.NewReader(s.head), br)
+		format = s.format
+		switch {
+		case format == "binary":
 			p, err := ParsePprof(in)
 			if err != nil {
 				return nil, fmt.Errorf("%w: binary data that is neither gzip nor pprof (%w)", ErrUnknownFormat, err)
 			}
 			return p, nil
+		case format == "" && s.ctlLine > 0:
+			// Text whose first lines say nothing, then a control byte:
+			// pprof after all, or a text file with binary data in it.
+			if p, err := ParsePprof(in); err == nil {
+				return p, nil
+			}
+			return nil, controlError(s.ctlLine, s.ctl)
+		case format == "":
+			return nil, fmt.Errorf("%w: the first lines are neither perf script text, folded stacks (\"frame;frame COUNT\") nor pprof; name the format with --input-format", ErrUnknownFormat)
 		}
 	}
 	switch format {
@@ -141,51 +217,175 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// detect names the format of the first bytes of an input: FormatPerf,
-// FormatFolded, FormatPprof, "binary" or "" (text of unknown form).
+// sniffed is what sniff found.
+type sniffed struct {
+	head    []byte // the bytes sniff read, to be read again
+	format  string // as detector.result, or "binary"
+	ctlLine int    // the line of the first control byte, when detection stopped there
+	ctl     byte
+}
+
+// sniff reads from br the lines detection needs (whole lines, however long,
+// up to detectMax bytes in all) and names the format.
+//
+// A control byte in the first sniffSize bytes means binary data (pprof)
+// unless lines of text come before it: then the lines before it decide,
+// and the parser reports the byte with its line.
+func sniff(br *bufio.Reader) (sniffed, error) {
+	win, err := br.Peek(sniffSize)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return sniffed{}, err
+	}
+	if c := indexControl(win); c >= 0 && !textBefore(win[:c]) {
+		return sniffed{format: "binary"}, nil
+	}
+	var s sniffed
+	var d detector
+	for lineNo := 1; len(s.head) < detectMax; lineNo++ {
+		start := len(s.head)
+		var err error
+		for {
+			var frag []byte
+			frag, err = br.ReadSlice('\n')
+			s.head = append(s.head, frag...)
+			if !errors.Is(err, bufio.ErrBufferFull) || len(s.head) >= detectMax {
+				break
+			}
+		}
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof && !errors.Is(err, bufio.ErrBufferFull) {
+			return sniffed{}, err
+		}
+		line := s.head[start:]
+		if !eof && (len(line) == 0 || line[len(line)-1] != '\n') {
+			break // detectMax reached inside a line: judge without it
+		}
+		line = bytes.TrimSuffix(line, []byte{'\n'})
+		if c := indexControl(line); c >= 0 {
+			s.ctlLine, s.ctl = lineNo, line[c]
+			break
+		}
+		if d.line(line) || eof {
+			break
+		}
+	}
+	s.format = d.result()
+	if len(s.head) == 0 {
+		s.format = FormatFolded // empty input: an empty profile
+	}
+	return s, nil
+}
+
+// textBefore reports whether b, the bytes before a control byte, hold a
+// whole line of text: then the control byte is in a text file, not in
+// binary data. (A pprof protobuf starts with a field tag: 0x0a, a newline,
+// then a length below 0x20, or a control byte.)
+func textBefore(b []byte) bool {
+	i := bytes.LastIndexByte(b, '\n')
+	return i > 0 && len(bytes.TrimSpace(b[:i])) > 0 && utf8.Valid(b[:i])
+}
+
+// detect names the format of a whole input as Parse detects it: FormatPerf,
+// FormatFolded, "binary" or "" (text of unknown form).
 func detect(b []byte) string {
-	if len(b) == 0 {
-		return FormatFolded // empty input: an empty profile
+	s, err := sniff(bufio.NewReaderSize(bytes.NewReader(b), sniffSize))
+	if err != nil {
+		return ""
 	}
-	ctl := 0
-	for _, c := range b {
-		if c < 0x09 || (c > 0x0d && c < 0x20) {
-			ctl++
-		}
+	return s.format
+}
+
+// detector judges an input's format from its lines, one at a time. A line
+// that only perf script has (a sample header ending in its event, or an
+// indented stack line ending in ")") decides at once; else lines ending in
+// a count make it folded.
+type detector struct {
+	lines, folded int
+	format        string
+}
+
+// line takes the next line (without its '\n') and reports whether the
+// format is decided or enough lines were seen.
+func (d *detector) line(line []byte) bool {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) == 0 || line[0] == '#' {
+		return false
 	}
-	if ctl > 0 {
-		return "binary" // pprof protobuf, or garbage: the pprof parser judges
-	}
-	folded, lines := 0, 0
-	for len(b) > 0 && lines < 200 {
-		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
-		line = bytes.TrimRight(line, "\r")
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
-		lines++
-		if isSpace(line[0]) {
-			if _, _, _, _, ok := matchStackLine(line); ok {
-				return FormatPerf
-			}
-			continue
-		}
-		if _, _, _, ok := matchHeader(line); ok {
-			if _, _, ok := matchEvent(line); ok {
-				return FormatPerf
-			}
-		}
+	d.lines++
+	switch {
+	case isSpace(line[0]) && isStackLine(line), !isSpace(line[0]) && isSampleHeader(line):
+		d.format = FormatPerf
+		return true
+	default:
 		if sp := bytes.LastIndexByte(line, ' '); sp > 0 && allDigits(bytes.TrimPrefix(line[sp+1:], []byte("-"))) {
-			folded++
+			d.folded++
 		}
 	}
-	if folded > 0 {
+	return d.lines >= detectLines
+}
+
+// result is FormatPerf, FormatFolded or "" (nothing known).
+func (d *detector) result() string {
+	if d.format == "" && d.folded > 0 {
 		return FormatFolded
 	}
-	return ""
+	return d.format
+}
+
+// isStackLine reports a perf script stack line: what the Perl script takes
+// as one, ending in ")" as perf prints them (a folded line starting with a
+// space may match the Perl expression, but ends in its count).
+func isStackLine(line []byte) bool {
+	t := bytes.TrimRight(line, " \t\v\f\r")
+	if len(t) == 0 || t[len(t)-1] != ')' {
+		return false
+	}
+	_, _, _, _, ok := matchStackLine(line)
+	return ok
+}
+
+// isSampleHeader reports a perf script sample header: what the Perl script
+// takes as one ("comm pid[/tid] ..."), ending in the event: after a
+// timestamp ("java 25607 4794564.109216: 1 cycles:"), or, as older perf and
+// some "perf script -F" field sets print it, without one: "java 19983
+// cycles:", "java 19983/19984 [001] 100 cycles:".
+func isSampleHeader(line []byte) bool {
+	comm, pid, _, ok := matchHeader(line)
+	if !ok {
+		return false
+	}
+	if _, _, ok := matchEvent(line); ok {
+		return true
+	}
+	// After "comm pid[/tid]": [cpu] and period fields, then "event:".
+	p := len(comm)
+	for p < len(line) && isSpace(line[p]) {
+		p++
+	}
+	p += len(pid)
+	for p < len(line) && line[p] == '/' {
+		p++
+	}
+	for p < len(line) && isDigit(line[p]) {
+		p++
+	}
+	var last []byte
+	for p < len(line) {
+		for p < len(line) && isSpace(line[p]) {
+			p++
+		}
+		q := p
+		for q < len(line) && !isSpace(line[q]) {
+			q++
+		}
+		if q == p {
+			break
+		}
+		if last != nil && !allDigits(last) && !(len(last) > 2 && last[0] == '[' && last[len(last)-1] == ']' && allDigits(last[1:len(last)-1])) {
+			return false
+		}
+		last = line[p:q]
+		p = q
+	}
+	return len(last) > 1 && last[len(last)-1] == ':'
 }

@@ -2,8 +2,10 @@ package fold
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file turns perf script text into folded stacks exactly as
@@ -322,10 +324,15 @@ type perfState struct {
 	strict    bool
 
 	// per-sample state
-	pname    string
-	hasPname bool
-	period   int64
-	groups   []frameGroup // leaf first
+	pname      string
+	hasPname   bool
+	period     int64
+	headerLine int
+	groups     []frameGroup // leaf first
+
+	// marks are the samples remembered by the current run, for the
+	// running total (see runningTotal).
+	marks []mark
 
 	frames     map[string]frameGroup // stack line -> frames (non-java thread)
 	javaFrames map[string]frameGroup
@@ -358,8 +365,14 @@ func newPerfState(opts *PerfOptions, strict bool) *perfState {
 
 // run feeds the lines of data (whole lines; the last may lack '\n') to the
 // state machine. firstLine is the 1-based number of data's first line. It
-// stops at the first error in strict mode.
+// stops at the first error: a control byte (always), or a line not
+// understood in strict mode. The samples it remembers are in st.marks.
 func (st *perfState) run(data []byte, firstLine int) {
+	st.marks = st.marks[:0]
+	// Text never holds control bytes; the line of the first one is an
+	// error, the lines before it are folded as usual.
+	ctl := indexControl(data)
+	off := 0
 	lineNo := firstLine - 1
 	for len(data) > 0 {
 		var line []byte
@@ -369,6 +382,11 @@ func (st *perfState) run(data []byte, firstLine int) {
 			line, data = data, nil
 		}
 		lineNo++
+		if ctl >= 0 && ctl < off+len(line) {
+			st.err = controlError(lineNo, line[ctl-off])
+			return
+		}
+		off += len(line) + 1
 		if !st.line(line, lineNo) {
 			return
 		}
@@ -457,6 +475,7 @@ func (st *perfState) header(line, comm, pid, tid []byte, lineNo int) bool {
 		}
 	}
 	st.period = period
+	st.headerLine = lineNo
 	// pname: "$comm", "$comm-$pid" or "$comm-$pid/$tid", with "?" for a
 	// missing pid, spaces turned into underscores.
 	b := append(st.pnameBuf[:0], comm...)
@@ -499,6 +518,7 @@ func (st *perfState) remember() {
 		k = append(k, st.groups[i].s...)
 	}
 	st.keyBuf = k
+	st.marks = append(st.marks, mark{line: st.headerLine, value: st.period})
 	if a, ok := st.stacks[string(k)]; ok {
 		a.value += st.period
 		a.samples++
@@ -508,6 +528,70 @@ func (st *perfState) remember() {
 	st.groups = st.groups[:0]
 	st.hasPname = false
 	st.pname = ""
+}
+
+// mark is one remembered sample: its value and its header's line.
+type mark struct {
+	line  int
+	value int64
+}
+
+// runningTotal adds the values of the samples in input order, a chunk at a
+// time (chunks may be folded in any order), and keeps the first sample at
+// which the total no longer fits in an int64, so that the error names the
+// same line however the input was cut and folded.
+type runningTotal struct {
+	mu      sync.Mutex
+	next    int            // the chunk whose samples are added next
+	sum     int64          // the total of chunks before next
+	pending map[int][]mark // chunks folded before their turn
+	err     *ParseError
+}
+
+// add takes the samples of chunk (0, 1, 2, ... in input order). It reports
+// whether it kept marks for later, which must then not be changed.
+func (t *runningTotal) add(chunk int, marks []mark) (kept bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if chunk != t.next {
+		if t.pending == nil {
+			t.pending = make(map[int][]mark)
+		}
+		t.pending[chunk] = marks
+		return true
+	}
+	for {
+		for _, m := range marks {
+			if t.err != nil {
+				break
+			}
+			if m.value > math.MaxInt64-t.sum {
+				t.err = overflowError(m.line)
+				break
+			}
+			t.sum += m.value
+		}
+		t.next++
+		var ok bool
+		if marks, ok = t.pending[t.next]; !ok {
+			return false
+		}
+		delete(t.pending, t.next)
+	}
+}
+
+// runChunk folds c and adds its samples to total.
+func (st *perfState) runChunk(c perfChunk, total *runningTotal) {
+	if st.err != nil {
+		// The chunks after an error are not folded; an error comes
+		// before any overflow they could hold.
+		total.add(c.index, nil)
+		return
+	}
+	st.run(c.data, c.firstLine)
+	if total.add(c.index, st.marks) {
+		st.marks = nil
+	}
 }
 
 // mergeInto adds st's stacks into dst.

@@ -32,6 +32,7 @@ func ParsePerfScript(r io.Reader, opts PerfOptions, strict bool) (*Profile, erro
 type perfChunk struct {
 	data      []byte
 	firstLine int
+	index     int // 0, 1, 2, ... in input order
 }
 
 func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profile, error) {
@@ -43,7 +44,7 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 	go func() {
 		defer close(chunks)
 		var carry []byte
-		line := 1
+		line, index := 1, 0
 		for {
 			var buf []byte
 			select {
@@ -67,7 +68,7 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 				buf = buf[:len(buf)+n]
 				if err == io.EOF {
 					if len(buf) > 0 {
-						chunks <- perfChunk{data: buf, firstLine: line}
+						chunks <- perfChunk{data: buf, firstLine: line, index: index}
 					}
 					return
 				}
@@ -84,8 +85,9 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 			}
 			cut += 2
 			carry = append(carry[:0:0], buf[cut:]...)
-			chunks <- perfChunk{data: buf[:cut], firstLine: line}
+			chunks <- perfChunk{data: buf[:cut], firstLine: line, index: index}
 			line += bytes.Count(buf[:cut], []byte{'\n'})
+			index++
 		}
 	}()
 
@@ -103,13 +105,12 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 	if o.EventFilter == "" {
 		o.EventFilter = firstEvent(first.data)
 	}
+	var total runningTotal
 	if o.EventFilter == "" || workers < 2 {
 		st := newPerfState(&opts, strict)
-		st.run(first.data, first.firstLine)
+		st.runChunk(first, &total)
 		for c := range chunks {
-			if st.err == nil {
-				st.run(c.data, c.firstLine)
-			}
+			st.runChunk(c, &total)
 			select {
 			case free <- c.data:
 			default:
@@ -118,7 +119,7 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 		if readErr != nil {
 			return nil, readErr
 		}
-		return finishPerf([]*perfState{st})
+		return finishPerf([]*perfState{st}, &total)
 	}
 	states := make([]*perfState, workers)
 	var wg sync.WaitGroup
@@ -131,9 +132,7 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 		go func() {
 			defer wg.Done()
 			for c := range work {
-				if st.err == nil {
-					st.run(c.data, c.firstLine)
-				}
+				st.runChunk(c, &total)
 				select {
 				case free <- c.data:
 				default:
@@ -150,7 +149,7 @@ func parsePerf(r io.Reader, opts PerfOptions, strict bool, workers int) (*Profil
 	if readErr != nil {
 		return nil, readErr
 	}
-	return finishPerf(states)
+	return finishPerf(states, &total)
 }
 
 // firstEvent returns the event of the first sample header in data, as the
@@ -175,9 +174,10 @@ func firstEvent(data []byte) string {
 	return ""
 }
 
-func finishPerf(states []*perfState) (*Profile, error) {
-	// Strict: the error of the earliest line wins.
-	var perr *ParseError
+// finishPerf merges the states' stacks. Of their errors and the running
+// total's, the one of the earliest line wins.
+func finishPerf(states []*perfState, total *runningTotal) (*Profile, error) {
+	perr := total.err
 	for _, st := range states {
 		if st.err != nil && (perr == nil || st.err.Line < perr.Line) {
 			perr = st.err

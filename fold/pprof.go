@@ -3,6 +3,7 @@ package fold
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -17,7 +18,8 @@ var threadLabels = []string{"thread", "comm", "thread_name"}
 // the function names of the sample's locations, inlined functions
 // included, root first; a "thread" (or "comm") label, when present, becomes
 // the first frame. The value is the sample type named "samples" when there
-// is one, else the profile's default (last) sample type.
+// is one, else the profile's default (last) sample type. Values that add
+// up to more than an int64 holds are an error wrapping ErrOverflow.
 func ParsePprof(r io.Reader) (*Profile, error) {
 	pp, err := profile.Parse(r)
 	if err != nil {
@@ -48,7 +50,8 @@ func ParsePprof(r io.Reader) (*Profile, error) {
 	}
 	sums := make(map[string]int64)
 	var frames []string
-	for _, s := range pp.Sample {
+	var total int64
+	for i, s := range pp.Sample {
 		if idx >= len(s.Value) {
 			return nil, fmt.Errorf("pprof: sample has %d values, want %d", len(s.Value), len(pp.SampleType))
 		}
@@ -83,6 +86,10 @@ func ParsePprof(r io.Reader) (*Profile, error) {
 		if len(frames) == 0 {
 			continue
 		}
+		if v > math.MaxInt64-total {
+			return nil, fmt.Errorf("pprof: sample %d: %s: %w", i+1, overflowMsg, ErrOverflow)
+		}
+		total += v
 		sums[strings.Join(frames, ";")] += v
 	}
 	keys := make([]string, 0, len(sums))

@@ -12,6 +12,7 @@ package fold
 import (
 	"fmt"
 	"maps"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -66,13 +67,38 @@ const (
 	UnitPeriod  = "period"
 )
 
-// Total returns the sum of all stack values.
+// Total returns the sum of all stack values. Parsers and Merge make sure
+// it fits in an int64; for other profiles CheckedTotal says whether it does.
 func (p *Profile) Total() int64 {
 	var t int64
 	for _, s := range p.Stacks {
 		t += s.Value
 	}
 	return t
+}
+
+// CheckedTotal returns the sum of all stack values, or an error wrapping
+// ErrOverflow when it does not fit in an int64 (values of both signs, as
+// in a difference, may add up to more than an int64 holds on the way).
+func (p *Profile) CheckedTotal() (int64, error) {
+	// A 128-bit sum: hi holds the carries and the sign extensions.
+	var hi int64
+	var lo uint64
+	for _, s := range p.Stacks {
+		var carry uint64
+		lo, carry = bits.Add64(lo, uint64(s.Value), 0)
+		hi += int64(carry) + s.Value>>63
+	}
+	if hi != int64(lo)>>63 {
+		return 0, fmt.Errorf("%s: %w", overflowMsg, ErrOverflow)
+	}
+	return int64(lo), nil
+}
+
+// addInt64 returns a+b and whether it did not overflow.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
 }
 
 // Label returns the profile's label from its metadata, or "" when it has none.
@@ -86,16 +112,23 @@ func (p *Profile) Label() string {
 // Normalize merges stacks with identical frames (summing their values),
 // drops stacks with no frames, and sorts stacks by Key
 // (byte order, as stackcollapse-perf.pl's sort does).
-func (p *Profile) Normalize() {
+func (p *Profile) Normalize() { p.normalize() }
+
+// normalize is Normalize; it reports false when the sum of a stack's
+// values overflowed an int64.
+func (p *Profile) normalize() bool {
 	idx := make(map[string]int, len(p.Stacks))
 	out := p.Stacks[:0:0]
+	fits := true
 	for _, s := range p.Stacks {
 		if len(s.Frames) == 0 {
 			continue
 		}
 		k := s.Key()
 		if i, ok := idx[k]; ok {
-			out[i].Value += s.Value
+			var ok bool
+			out[i].Value, ok = addInt64(out[i].Value, s.Value)
+			fits = fits && ok
 			continue
 		}
 		idx[k] = len(out)
@@ -107,6 +140,7 @@ func (p *Profile) Normalize() {
 	}
 	sort.Sort(byKey{out, keys})
 	p.Stacks = out
+	return fits
 }
 
 type byKey struct {
@@ -141,7 +175,9 @@ func (p *Profile) Clone() *Profile {
 }
 
 // Merge returns a new profile holding the stacks of p and others, values
-// summed. Metadata is taken from p. Units must agree.
+// summed. Metadata is taken from p. Units must agree, and the sums, each
+// stack's and the total, must fit in an int64 (else an error wrapping
+// ErrOverflow).
 func (p *Profile) Merge(others ...*Profile) (*Profile, error) {
 	q := p.Clone()
 	for _, o := range others {
@@ -154,7 +190,12 @@ func (p *Profile) Merge(others ...*Profile) (*Profile, error) {
 		q.Samples += o.Samples
 		q.Skipped += o.Skipped
 	}
-	q.Normalize()
+	if !q.normalize() {
+		return nil, fmt.Errorf("merge: the counts of a stack add up to more than an int64 holds: %w", ErrOverflow)
+	}
+	if _, err := q.CheckedTotal(); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
 	return q, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,6 +196,54 @@ func TestMerge(t *testing.T) {
 	}
 	if _, err := per.Merge(&Profile{Unit: UnitPeriod}); err != nil {
 		t.Errorf("Merge(period, period) = %v, want nil", err)
+	}
+}
+
+// Sums beyond an int64 are errors: Merge's and CheckedTotal's.
+func TestMergeOverflow(t *testing.T) {
+	const max = math.MaxInt64
+	tests := []struct {
+		name string
+		a, b []Stack
+		ok   bool
+	}{
+		{"same stack", []Stack{st(max, "a")}, []Stack{st(1, "a")}, false},
+		{"total only", []Stack{st(max, "a")}, []Stack{st(max, "b")}, false},
+		{"total exactly max", []Stack{st(max-1, "a")}, []Stack{st(1, "b")}, true},
+		{"negative stack (a difference)", []Stack{st(max, "a")}, []Stack{st(-max, "a"), st(5, "b")}, true},
+		{"below the smallest", []Stack{st(-max, "a")}, []Stack{st(-2, "b")}, false},
+	}
+	for _, tt := range tests {
+		a, b := &Profile{Stacks: tt.a}, &Profile{Stacks: tt.b}
+		got, err := a.Merge(b)
+		if tt.ok != (err == nil) || (err != nil && (!errors.Is(err, ErrOverflow) || got != nil)) {
+			t.Errorf("%s: Merge = %v, %v, want ok %v (else an error wrapping ErrOverflow)", tt.name, got, err, tt.ok)
+		}
+	}
+}
+
+func TestCheckedTotal(t *testing.T) {
+	const max = math.MaxInt64
+	tests := []struct {
+		name   string
+		stacks []Stack
+		want   int64
+		ok     bool
+	}{
+		{"empty", nil, 0, true},
+		{"small", []Stack{st(3, "a"), st(-1, "b")}, 2, true},
+		{"max", []Stack{st(max-5, "a"), st(5, "b")}, max, true},
+		{"over max", []Stack{st(max, "a"), st(max, "b")}, 0, false},
+		{"over on the way, back under", []Stack{st(max, "a"), st(max, "b"), st(-max, "c"), st(-max, "d")}, 0, true},
+		{"min", []Stack{st(-max, "a"), st(-1, "b")}, math.MinInt64, true},
+		{"under min", []Stack{st(-max, "a"), st(-2, "b")}, 0, false},
+	}
+	for _, tt := range tests {
+		p := &Profile{Stacks: tt.stacks}
+		got, err := p.CheckedTotal()
+		if tt.ok != (err == nil) || got != tt.want || (err != nil && !errors.Is(err, ErrOverflow)) {
+			t.Errorf("%s: CheckedTotal() = %d, %v, want %d, ok %v", tt.name, got, err, tt.want, tt.ok)
+		}
 	}
 }
 
