@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // Palette names the colour scheme of a single flame graph.
@@ -233,6 +234,16 @@ type Graph struct {
 	// Merged counts frames narrower than the minimum width, merged into
 	// their parents.
 	Merged int
+	// CutDepth is the number of stack levels drawn when deeper stacks were
+	// cut (MaxLevels of the frame height), 0 when nothing was cut.
+	// CutFrames counts the frames not drawn (below level CutDepth, in the
+	// stacks that give the widths), CutStacks the stacks they are in. The
+	// frames at level CutDepth keep their whole width: their callees'
+	// samples stay in them. CutNote says so in a sentence, which the SVG
+	// draws under the title.
+	CutDepth  int
+	CutFrames int64
+	CutStacks int
 	// Diff says this is a differential graph; Normalize how it compares.
 	Diff      bool
 	Normalize Normalize
@@ -251,6 +262,41 @@ type Graph struct {
 
 // Options returns the options the graph was laid out with, defaults filled in.
 func (g *Graph) Options() Options { return g.opts }
+
+// maxFramesHeight is the most pixels the rows of frames of one graph take.
+// A stack 100,000 frames deep (a runaway recursion; one 10 MB stack made a
+// 14-million-pixel SVG) would otherwise make an image no browser shows:
+// Chromium draws nothing of an SVG or canvas taller than 32,767 pixels (and
+// Firefox stops at about the same), and its area limit (268 million
+// pixels) is hit even sooner at 1200 pixels wide. 24,000 pixels keeps the
+// whole image, titles and notes included, a quarter below that: 1,499
+// levels at the default 16-pixel frames, more than any real server's
+// stacks have.
+const maxFramesHeight = 24000
+
+// MaxLevels is the most stack levels (below the root frame) a graph with
+// frames frameHeight pixels high draws; deeper frames are cut (see
+// Graph.CutDepth). At least 1.
+func MaxLevels(frameHeight int) int {
+	if frameHeight <= 0 {
+		frameHeight = DefaultFrameHeight
+	}
+	return max(1, maxFramesHeight/frameHeight-1)
+}
+
+// CutNote returns the sentence saying which frames the depth limit cut,
+// "" when it cut none.
+func (g *Graph) CutNote() string {
+	if g.CutDepth == 0 {
+		return ""
+	}
+	frames := "1 frame"
+	if g.CutFrames != 1 {
+		frames = thousands(g.CutFrames) + " frames"
+	}
+	return fmt.Sprintf("stacks deeper than %s levels cut: %s in %s not drawn",
+		thousands(int64(g.CutDepth)), frames, names.Plural(g.CutStacks, "stack"))
+}
 
 // item is one stack of the merged input; v[0] is the base's value, v[1] the
 // target's (a single graph uses v[1]).
@@ -420,6 +466,7 @@ func (g *Graph) place(items []item, total [2]int64, w int) {
 		}
 		return share * 100
 	}
+	limit := MaxLevels(o.FrameHeight)
 	var path []string
 	// visit emits the frame of the items [lo, hi), which share their first
 	// depth frames (the path), then its callees.
@@ -453,6 +500,17 @@ func (g *Graph) place(items []item, total [2]int64, w int) {
 		me := len(g.Frames)
 		g.Frames = append(g.Frames, f)
 		g.MaxDepth = max(g.MaxDepth, depth)
+		if depth == limit {
+			// The frame keeps its width; what lies below it is counted.
+			for _, it := range items[lo:hi] {
+				if len(it.frames) > depth && it.v[w] > 0 {
+					g.CutDepth = limit
+					g.CutStacks++
+					g.CutFrames += int64(len(it.frames) - depth)
+				}
+			}
+			return
+		}
 		i := lo
 		for i < hi && len(items[i].frames) == depth {
 			i++ // stacks ending here: sorted first, counted in self

@@ -1,8 +1,11 @@
 package flamegraph
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -326,4 +329,106 @@ func TestCountName(t *testing.T) {
 			t.Errorf("CountName(unit %q, event %q) = %q, want %q", c.unit, c.event, got, c.want)
 		}
 	}
+}
+
+// deepStack returns a stack of n frames under thread t: f1;f2;...;fn.
+func deepStack(t string, n int) []string {
+	frames := make([]string, n+1)
+	frames[0] = t
+	for i := 1; i <= n; i++ {
+		frames[i] = "f" + strconv.Itoa(i)
+	}
+	return frames
+}
+
+func TestDepthCap(t *testing.T) {
+	deep := &fold.Profile{Stacks: []fold.Stack{
+		{Frames: deepStack("t", 99999), Value: 5}, // 100,000 frames with the thread
+		{Frames: []string{"t", "main"}, Value: 3},
+	}}
+	deep.Normalize()
+	deep2 := &fold.Profile{Stacks: []fold.Stack{
+		{Frames: deepStack("t", 99999), Value: 2},
+		{Frames: deepStack("u", 2000), Value: 1},
+		{Frames: []string{"t", "main"}, Value: 3},
+	}}
+	deep2.Normalize()
+	shallow := profile(t, "t;main;a 2", "t;main 1")
+	svgHeight := regexp.MustCompile(`<svg [^>]*height="(\d+)"`)
+	tests := []struct {
+		name      string
+		base, p   *fold.Profile // base nil: a single graph
+		opts      Options
+		wantDepth int // levels drawn
+		wantNote  string
+	}{
+		{"100,000 frames", nil, deep, Options{}, 1499,
+			"stacks deeper than 1,499 levels cut: 98,501 frames in 1 stack not drawn"},
+		{"taller frames, fewer levels", nil, deep, Options{FrameHeight: 40}, 599,
+			"stacks deeper than 599 levels cut: 99,401 frames in 1 stack not drawn"},
+		{"two deep stacks", nil, deep2, Options{}, 1499,
+			"stacks deeper than 1,499 levels cut: 99,003 frames in 2 stacks not drawn"},
+		{"differential", deep, deep2, Options{}, 1499,
+			"stacks deeper than 1,499 levels cut: 99,003 frames in 2 stacks not drawn"},
+		{"differential, widths of the base", deep, deep2, Options{Negate: true}, 1499,
+			"stacks deeper than 1,499 levels cut: 98,501 frames in 1 stack not drawn"},
+		{"shallow: nothing cut", nil, shallow, Options{}, 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var g *Graph
+			var err error
+			if tt.base != nil {
+				g, err = LayoutDiff(tt.base, tt.p, tt.opts)
+			} else {
+				g, err = Layout(tt.p, tt.opts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.MaxDepth != tt.wantDepth {
+				t.Errorf("MaxDepth = %d, want %d", g.MaxDepth, tt.wantDepth)
+			}
+			if got := g.CutNote(); got != tt.wantNote {
+				t.Errorf("CutNote() = %q, want %q", got, tt.wantNote)
+			}
+			// The deepest level keeps its frames, with their whole width.
+			var deepest []Frame
+			for _, f := range g.Frames {
+				if f.Depth == g.MaxDepth {
+					deepest = append(deepest, f)
+				}
+			}
+			if len(deepest) == 0 {
+				t.Fatalf("no frame at depth %d", g.MaxDepth)
+			}
+			var buf bytes.Buffer
+			if err := g.WriteSVG(&buf); err != nil {
+				t.Fatal(err)
+			}
+			checkXML(t, buf.Bytes())
+			m := svgHeight.FindSubmatch(buf.Bytes())
+			if m == nil {
+				t.Fatal("no height on <svg>")
+			}
+			h, _ := strconv.Atoi(string(m[1]))
+			if h > maxFramesHeight+300 || h >= 32767 {
+				t.Errorf("SVG height %d px, want at most %d (browsers draw nothing past 32,767)", h, maxFramesHeight+300)
+			}
+			if tt.wantNote != "" && !strings.Contains(buf.String(), ">"+tt.wantNote+"</text>") {
+				t.Errorf("the SVG does not draw the note %q", tt.wantNote)
+			}
+		})
+	}
+	t.Run("deepest frame keeps its width", func(t *testing.T) {
+		g, err := Layout(deep, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range g.Frames {
+			if f.Depth == g.MaxDepth && (f.Name != "f1498" || f.Value != 5) {
+				t.Errorf("deepest frame %s at depth %d width %d, want f1498 width 5", f.Name, f.Depth, f.Value)
+			}
+		}
+	})
 }

@@ -168,6 +168,9 @@ func (g *Graph) headLines() []headLine {
 	if sub != "" {
 		lines = append(lines, headLine{text: sub})
 	}
+	if n := g.CutNote(); n != "" {
+		lines = append(lines, headLine{text: n})
+	}
 	if g.Diff {
 		lines = append(lines, headLine{text: g.Note()})
 		only := "only in " + g.TargetLabel
