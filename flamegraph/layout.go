@@ -351,10 +351,10 @@ func LayoutDiff(base, target *fold.Profile, opts Options) (*Graph, error) {
 	}
 	if opts.Normalize == NormalizePerOp {
 		if g.BaseMicrosPerOp == 0 {
-			return nil, fmt.Errorf("flame graph: --normalize per-op: base %s: %w", g.BaseLabel, ErrNoPerOp)
+			return nil, fmt.Errorf("flame graph: per-op normalization: base %s: %w", g.BaseLabel, ErrNoPerOp)
 		}
 		if g.TargetMicrosPerOp == 0 {
-			return nil, fmt.Errorf("flame graph: --normalize per-op: target %s: %w", g.TargetLabel, ErrNoPerOp)
+			return nil, fmt.Errorf("flame graph: per-op normalization: target %s: %w", g.TargetLabel, ErrNoPerOp)
 		}
 	}
 	items := collect(nil, base, 0, opts.Reverse)

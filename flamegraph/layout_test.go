@@ -213,6 +213,11 @@ func TestLayoutErrors(t *testing.T) {
 			return err
 		}},
 		{"empty base", ErrEmpty, func() error { _, err := LayoutDiff(&fold.Profile{}, p, Options{}); return err }},
+		{"empty target", ErrEmpty, func() error { _, err := LayoutDiff(p, &fold.Profile{}, Options{}); return err }},
+		{"only negative values", ErrEmpty, func() error {
+			_, err := Layout(&fold.Profile{Stacks: []fold.Stack{{Frames: []string{"a"}, Value: -3}}}, Options{})
+			return err
+		}},
 		{"per-op without metadata", ErrNoPerOp, func() error {
 			_, err := LayoutDiff(p, noMeta, Options{Normalize: NormalizePerOp})
 			return err
@@ -224,8 +229,14 @@ func TestLayoutErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.do(); !errors.Is(err, tt.err) {
+			err := tt.do()
+			if !errors.Is(err, tt.err) {
 				t.Errorf("error %v, want %v", err, tt.err)
+			}
+			// The library is called by commands with other flags (bench,
+			// html): its errors name none.
+			if err != nil && strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q names a command-line flag", err)
 			}
 		})
 	}
