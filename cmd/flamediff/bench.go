@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/benchreport"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/lab"
 )
 
@@ -212,7 +213,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 			if b.srv == nil || ctx.Err() != nil {
 				continue
 			}
-			logf("%s: %s: preparing %d table(s) of %d rows", b.spec.Label, w.Name, w.Tables, w.TableSize)
+			logf("%s: %s: preparing %s of %d rows", b.spec.Label, w.Name, names.Plural(w.Tables, "table"), w.TableSize)
 			if err := b.srv.Prepare(ctx, w); err != nil {
 				prepared[b] = fmt.Sprintf("sysbench prepare: %v", err)
 				logf("%s: %s: %s", b.spec.Label, w.Name, prepared[b])
@@ -255,16 +256,16 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	for i, b := range servers {
 		labels[i] = b.spec.Label
 	}
-	names := make([]string, len(cfg.Workloads))
+	workloads := make([]string, len(cfg.Workloads))
 	for i, w := range cfg.Workloads {
-		names[i] = w.Name
+		workloads[i] = w.Name
 	}
 	base := ""
 	if sp := cfg.Base(); sp != nil {
 		base = sp.Label
 	}
 	logf("writing the report to %s", out)
-	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: labels, Workloads: names,
+	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: labels, Workloads: workloads,
 		Roots: cfg.Roots, Map: m, SVG: true})
 	if err != nil {
 		return fmt.Errorf("bench: report: %w", err)
@@ -286,8 +287,8 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("bench: %d of %d server(s) failed (the report shows their cells as missing): %s",
-			len(failed), len(servers), strings.Join(failed, "; "))
+		return fmt.Errorf("bench: %d of %s failed (the report shows their cells as missing): %s",
+			len(failed), names.Plural(len(servers), "server"), strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -49,7 +51,7 @@ Functions are sorted by their largest change in inclusive share.`,
   flamediff diff --format json -o diff.json 10.11.folded 11.8.folded`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageError("diff takes a BASE and at least one TARGET profile, got %d arguments", len(args))
+				return usageError("diff takes a BASE and at least one TARGET profile, got %s", names.Plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -58,7 +60,7 @@ Functions are sorted by their largest change in inclusive share.`,
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			if err := stdinOnce(args...); err != nil {
+			if err := distinctInputs(args...); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -74,11 +76,15 @@ Functions are sorted by their largest change in inclusive share.`,
 
 func runDiff(ctx context.Context, opts *DiffOptions) error {
 	s := opts.IO
+	paths := append([]string{opts.Base}, opts.Targets...)
+	out, err := checkOutput("-o", opts.Output, append([]string{opts.MapFile}, paths...)...)
+	if err != nil {
+		return err
+	}
 	m, err := loadMap(s, opts.MapFile)
 	if err != nil {
 		return err
 	}
-	paths := append([]string{opts.Base}, opts.Targets...)
 	ps := make([]*fold.Profile, len(paths))
 	expls := make([]*symbolmap.Explanation, len(paths))
 	labels := make([]string, len(paths))
@@ -87,7 +93,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 		load = recordingLoader(load, &raw)
 	}
 	for i, path := range paths {
-		if ps[i], expls[i], err = loadMapped(ctx, s, load, path, opts.Strict, m); err != nil {
+		if ps[i], expls[i], err = loadMapped(ctx, s, load, path, opts.parseOptions(), m); err != nil {
 			return err
 		}
 		labels[i] = profileLabel(ps[i], path)
@@ -122,12 +128,12 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 			}
 		}
 	}
-	var out bytes.Buffer
+	var buf bytes.Buffer
 	switch opts.Format {
 	case formatJSON:
-		err = writeJSON(&out, diffJSON(r, expls, opts.Top, opts.Explain, warnings))
+		err = writeJSON(&buf, diffJSON(r, expls, opts.Top, opts.Explain, warnings))
 	case formatCSV:
-		err = writeCSV(&out, diffCSVHeader(r), diffCSVRows(r, opts.Top))
+		err = writeCSV(&buf, diffCSVHeader(r), diffCSVRows(r, opts.Top))
 		for _, w := range warnings {
 			fmt.Fprintf(s.ErrOut, "flamediff: %s\n", w)
 		}
@@ -143,12 +149,12 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	default:
 		d := diffDocument(r, expls, opts.Top, opts.Explain, warnings, opts.Format)
 		d.sections = append(d.sections, suggest...)
-		err = writeDocument(&out, opts.Format, d)
+		err = writeDocument(&buf, opts.Format, d)
 	}
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, opts.Output, out.Bytes())
+	return writeOutput(s, out, buf.Bytes())
 }
 
 // targetHead names a per-target column: "Δpp" with one target, "Δpp 11.8" with several.
@@ -500,17 +506,36 @@ func diffJSON(r *diff.Result, expls []*symbolmap.Explanation, n int, explain boo
 	return j
 }
 
-// stdinOnce fails when more than one of the profile arguments is "-":
-// standard input can be read once.
-func stdinOnce(args ...string) error {
-	n := 0
-	for _, a := range args {
-		if a == "-" {
-			n++
-		}
+// distinctInputs fails when two profile arguments are the same input:
+// "-" twice (standard input can be read once) or the same file or run
+// directory under one name or two. Every command that reads several
+// profiles follows this one rule: an input is given once (fold merges
+// different files; diff compares different runs).
+func distinctInputs(args ...string) error {
+	type seen struct {
+		arg string
+		fi  os.FileInfo
 	}
-	if n > 1 {
-		return usageError("standard input (-) can be given only once")
+	var prev []seen
+	for _, a := range args {
+		var fi os.FileInfo
+		if a != "-" {
+			fi, _ = os.Stat(a) // a missing file is reported when it is read
+		}
+		for _, p := range prev {
+			same := a == p.arg || (fi != nil && p.fi != nil && os.SameFile(fi, p.fi))
+			if !same {
+				continue
+			}
+			if a == "-" {
+				return usageError("standard input (-) is given twice; it can be read once")
+			}
+			if a == p.arg {
+				return usageError("%s is given twice; give each input once", a)
+			}
+			return usageError("%s and %s are the same file; give each input once", p.arg, a)
+		}
+		prev = append(prev, seen{a, fi})
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func TestDiffUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"one profile", []string{"diff", "a"}, "diff takes a BASE and at least one TARGET"},
-		{"stdin twice", []string{"diff", "-", "-"}, "standard input (-) can be given only once"},
+		{"stdin twice", []string{"diff", "-", "-"}, "standard input (-) is given twice"},
 		{"negative top", []string{"diff", "--top", "-1", "a", "b"}, "--top -1"},
 		{"unknown format", []string{"diff", "--format", "html", "a", "b"}, "want one of table, json, csv, markdown"},
 	}
@@ -153,7 +153,7 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	var ps []*fold.Profile
 	var labels []string
 	for _, path := range paths {
-		p, _, err := loadMapped(context.Background(), s, nil, path, false, m)
+		p, _, err := loadMapped(context.Background(), s, nil, path, fold.ParseOptions{}, m)
 		if err != nil {
 			t.Fatal(err)
 		}

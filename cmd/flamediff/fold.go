@@ -42,6 +42,9 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
   go tool pprof -top profile.pb.gz`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
+			if err := distinctInputs(args...); err != nil {
+				return err
+			}
 			switch opts.Format {
 			case "folded", "pprof":
 			default:
@@ -80,6 +83,10 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
+	out, err := checkOutput("-o", opts.Output, files...)
+	if err != nil {
+		return err
+	}
 	var p *fold.Profile
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
@@ -101,7 +108,6 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 		}
 	}
 	var buf bytes.Buffer
-	var err error
 	if opts.Format == "pprof" {
 		err = fold.WritePprof(&buf, p)
 	} else {
@@ -110,5 +116,5 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, opts.Output, buf.Bytes())
+	return writeOutput(s, out, buf.Bytes())
 }

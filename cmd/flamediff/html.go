@@ -72,6 +72,10 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 }
 
 func runHTML(ctx context.Context, opts *HTMLOptions) error {
+	out, err := checkOutput("-o", opts.Output, append([]string{opts.MapFile}, opts.Profiles...)...)
+	if err != nil {
+		return err
+	}
 	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
 	if err != nil {
 		return err
@@ -99,11 +103,11 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 		sum := diff.Summarize(in.ps[0], dopts)
 		doc = reportDocument(sum, in.expls[0], opts.Top, opts.Explain, completenessWarnings([]*diff.Summary{sum}), formatTable)
 	}
-	var out bytes.Buffer
-	if err := flamegraph.WritePage(&out, htmlPage(doc, g)); err != nil {
+	var buf bytes.Buffer
+	if err := flamegraph.WritePage(&buf, htmlPage(doc, g)); err != nil {
 		return err
 	}
-	return writeOutput(opts.IO, opts.Output, out.Bytes())
+	return writeOutput(opts.IO, out, buf.Bytes())
 }
 
 // completenessWarnings are the stack completeness warnings of the profiles.

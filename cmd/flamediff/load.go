@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // loadOptions say how to read a profile argument.
@@ -30,7 +31,7 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 	}
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("profile %w", err)
+		return nil, fmt.Errorf("profile %w", describePathError(path, err))
 	}
 	if !st.IsDir() {
 		p, err := parseFile(path, opts.Parse)
@@ -42,6 +43,9 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 	}
 	stacks := filepath.Join(path, fold.StacksFile)
 	p, err := parseFile(stacks, fold.ParseOptions{Format: fold.FormatFolded, Strict: opts.Parse.Strict})
+	if errors.Is(err, errNoSamples) {
+		return nil, fmt.Errorf("%w; the run recorded nothing: see %s and the run's workload.log", err, filepath.Join(path, fold.MetaFile))
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("run directory %s: no %s in it (a run directory holds %s and %s)", path, fold.StacksFile, fold.StacksFile, fold.MetaFile)
@@ -55,7 +59,7 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 	case errors.Is(err, fs.ErrNotExist):
 		// A run directory without run.json: no per-op figures.
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("run directory %w", describePathError(metaPath, err))
 	default:
 		defer f.Close()
 		m, err := fold.ParseMeta(f)
@@ -85,15 +89,23 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 func parseFile(path string, opts fold.ParseOptions) (*fold.Profile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("profile %w", err)
+		return nil, fmt.Errorf("profile %w", describePathError(path, err))
 	}
 	defer f.Close()
 	return parseReader(path, f, opts)
 }
 
-// parseReader parses r, naming it in errors as NAME:LINE: when the error has a line.
+// errNoSamples is wrapped when an input holds no samples: an error for
+// every command that reads profiles, so that an empty capture never turns
+// into an empty report or replaces an earlier output.
+var errNoSamples = errors.New("no samples")
+
+// parseReader parses r, naming it in errors as NAME:LINE: when the error
+// has a line. A profile without samples is an error (errNoSamples) that
+// says what was read instead.
 func parseReader(name string, r io.Reader, opts fold.ParseOptions) (*fold.Profile, error) {
-	p, err := fold.Parse(r, opts)
+	cr := &countingReader{r: r}
+	p, err := fold.Parse(cr, opts)
 	if err != nil {
 		var pe *fold.ParseError
 		if errors.As(err, &pe) && pe.Line > 0 {
@@ -101,8 +113,68 @@ func parseReader(name string, r io.Reader, opts fold.ParseOptions) (*fold.Profil
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if p.Total() == 0 {
+		return nil, fmt.Errorf("%s: %w (%s)", name, errNoSamples, noSamplesReason(p, cr.n, opts))
+	}
 	return p, nil
 }
+
+// noSamplesReason says why a parsed profile holds no samples.
+func noSamplesReason(p *fold.Profile, read int64, opts fold.ParseOptions) string {
+	switch {
+	case read == 0:
+		return "the input is empty"
+	case p.FilteredEvents || opts.Perf.EventFilter != "":
+		ev := opts.Perf.EventFilter
+		if ev == "" {
+			ev = p.Event
+		}
+		return fmt.Sprintf("no sample of event %q; choose another with --event-filter", ev)
+	case p.Skipped > 0:
+		return fmt.Sprintf("%s could not be parsed, first: %s", names.Plural(p.Skipped, "line"), p.SkippedFirst)
+	case len(p.Stacks) > 0:
+		return fmt.Sprintf("%s, every count 0", names.Plural(len(p.Stacks), "stack"))
+	}
+	return fmt.Sprintf("%d bytes of blank lines and comments, no stack", read)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// describePathError says in words what is wrong with a path the user gave
+// (no "stat" or "open" of the system call), keeping err for errors.Is.
+func describePathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &wordsError{path + ": no such file or directory", err}
+	case errors.Is(err, fs.ErrPermission):
+		return &wordsError{path + ": permission denied", err}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// wordsError is an error whose message is written for people and which
+// still unwraps to the system's error for errors.Is.
+type wordsError struct {
+	msg string
+	err error
+}
+
+func (e *wordsError) Error() string { return e.msg }
+func (e *wordsError) Unwrap() error { return e.err }
 
 func errorsTail(pe *fold.ParseError) string {
 	if pe.Text == "" {
@@ -113,7 +185,7 @@ func errorsTail(pe *fold.ParseError) string {
 
 func warnSkipped(s *streams, name string, p *fold.Profile) {
 	if p.Skipped > 0 {
-		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s: skipped %d line(s) that could not be parsed (first: %s); --strict makes this an error\n", name, p.Skipped, p.SkippedFirst)
+		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s: skipped %s that could not be parsed (first: %s); --strict makes this an error\n", name, names.Plural(p.Skipped, "line"), p.SkippedFirst)
 	}
 }
 

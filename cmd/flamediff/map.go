@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -58,7 +59,7 @@ labels to other versions.`,
   flamediff map check mariadb.yaml --profile runs/10.11 --profile runs/11.8`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError("map check takes one FILE, got %d arguments", len(args))
+				return usageError("map check takes one FILE, got %s", names.Plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -108,13 +109,13 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 	}
 	st := m.Stats()
 	parts := []string{
-		fmt.Sprintf("%d rename rules", st.Rename),
+		names.Plural(st.Rename, "rename rule"),
 		fmt.Sprintf("%d elide", st.Elide),
 		fmt.Sprintf("%d comm", st.Comm),
-		fmt.Sprintf("%d subsystems", st.Subsystems),
+		names.Plural(st.Subsystems, "subsystem"),
 	}
 	if nwarn > 0 {
-		parts = append(parts, fmt.Sprintf("%d warning(s)", nwarn))
+		parts = append(parts, names.Plural(nwarn, "warning"))
 	}
 	fmt.Fprintf(opts.IO.Out, "%s: ok, %s\n", opts.File, strings.Join(parts, ", "))
 	return nil
@@ -132,5 +133,5 @@ func countDiagnostics(diags []symbolmap.Diagnostic) (nerr, nwarn int) {
 }
 
 func diagnosticsSummary(nerr, nwarn int) string {
-	return fmt.Sprintf("%d error(s), %d warning(s)", nerr, nwarn)
+	return names.Plural(nerr, "error") + ", " + names.Plural(nwarn, "warning")
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -28,6 +27,7 @@ type mapSuggestOptions struct {
 	MinScore     float64
 	Top          int
 	Strict       bool
+	InputFormat  string
 	Load         profileLoader // nil: loadProfile
 }
 
@@ -61,9 +61,10 @@ is sought, so that a rename lets the wrappers under it be recognised.
 The output is symbol map YAML, the rules commented with their evidence,
 then the functions left unpaired (new or gone code). Without --map it is a
 complete map; with --map it holds elide: and rename: lists to merge into
-that map's (rename rules first). --apply NEW writes the merged map to NEW
-(atomically); it never overwrites an existing file, the --map file
-included, without --force.`,
+that map's (rename rules first). --apply NEW writes the merged map to NEW.
+Like every flamediff output, -o and --apply replace an existing file
+atomically, and refuse a file that is one of the inputs (the --map file
+included).`,
 		Example: `  flamediff map suggest testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
   flamediff map suggest --root mysqld_stmt_execute --min-share 1 10.11/ 11.8/
   flamediff map suggest --map mariadb.yaml --apply mariadb-new.yaml 10.11/ 11.8/
@@ -71,7 +72,7 @@ included, without --force.`,
   flamediff diff --map suggested.yaml --suggest 10.11.folded 11.8.folded`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usageError("map suggest takes BASE and TARGET profiles, got %d arguments", len(args))
+				return usageError("map suggest takes BASE and TARGET profiles, got %s", names.Plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -90,12 +91,14 @@ included, without --force.`,
 	f.StringVar(&opts.MapFile, "map", "", "apply this symbol map `FILE` first; proposals are rules to add to it")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the proposals to `FILE` instead of standard output")
 	f.StringVar(&opts.Apply, "apply", "", "write the map with the proposals merged in to the new file `NEW`")
-	f.BoolVar(&opts.Force, "force", false, "let --apply and -o overwrite an existing file, the --map file included")
+	f.BoolVar(&opts.Force, "force", false, "no effect: -o and --apply overwrite like every output (an output that is one of the inputs is refused)")
+	_ = f.MarkDeprecated("force", "-o and --apply overwrite like every flamediff output; an output that is one of the inputs (--map included) is refused")
 	f.StringVar(&opts.Root, "root", "", "consider only function `FN` and the functions below it")
 	f.Float64Var(&opts.MinShare, "min-share", symbolmap.DefaultSuggestMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
 	f.Float64Var(&opts.MinScore, "min-score", symbolmap.DefaultSuggestMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
 	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	registerInputFormat(cmd, &opts.InputFormat)
 	return cmd
 }
 
@@ -109,30 +112,33 @@ func (o *mapSuggestOptions) validate() error {
 	if o.Top < 0 {
 		return usageError("--top %d: want 0 (all) or a positive number", o.Top)
 	}
-	return stdinOnce(o.Base, o.Target)
+	if err := checkInputFormat(o.InputFormat); err != nil {
+		return err
+	}
+	return distinctInputs(o.Base, o.Target)
 }
-
-// errExists is returned when an output file exists and --force is not given.
-var errExists = errors.New("file exists")
 
 // runMapSuggest loads the map and both profiles, prints the proposals and,
 // with --apply, writes the merged map.
 func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	s := opts.IO
-	for _, out := range []string{opts.Apply, opts.Output} {
-		if err := checkNewFile(out, opts.MapFile, opts.Force); err != nil {
-			return err
-		}
+	inputs := []string{opts.MapFile, opts.Base, opts.Target}
+	out, err := checkOutput("-o", opts.Output, inputs...)
+	if err != nil {
+		return err
 	}
-	if opts.Apply != "" && opts.Apply == opts.Output {
-		return usageError("--apply and -o name the same file %s", opts.Apply)
+	apply, err := checkOutput("--apply", opts.Apply, inputs...)
+	if err != nil {
+		return err
+	}
+	if apply != nil && out != nil && (opts.Apply == opts.Output || apply.SameAs(opts.Output) != nil) {
+		return usageError("--apply and -o name the same file %s; write the proposals and the new map to two files", opts.Apply)
 	}
 	var src []byte
 	m := symbolmap.Default()
 	if opts.MapFile != "" {
-		var err error
 		if src, err = os.ReadFile(opts.MapFile); err != nil {
-			return fmt.Errorf("symbol map %w", err)
+			return fmt.Errorf("symbol map %w", describePathError(opts.MapFile, err))
 		}
 		m, err = parseMap(s, src, opts.MapFile)
 		if err != nil {
@@ -144,7 +150,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p, err := loadRaw(s, opts.Load, path, opts.Strict)
+		p, err := loadRaw(s, opts.Load, path, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
 		if err != nil {
 			return err
 		}
@@ -162,7 +168,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if sug.TargetLabel == "" {
 		sug.TargetLabel = profileLabel(ps[1], opts.Target)
 	}
-	if err := writeOutput(s, opts.Output, sug.YAML(opts.MapFile == "")); err != nil {
+	if err := writeOutput(s, out, sug.YAML(opts.MapFile == "")); err != nil {
 		return err
 	}
 	if opts.Apply == "" {
@@ -176,36 +182,15 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	if err := writeFileAtomic(opts.Apply, merged); err != nil {
-		return err
+	if err := writeOutput(s, apply, merged); err != nil {
+		return fmt.Errorf("--apply %w", err)
 	}
 	from := ""
 	if opts.MapFile != "" {
 		from = " to the rules of " + opts.MapFile
 	}
-	fmt.Fprintf(s.ErrOut, "flamediff: wrote %s: %d proposed rule(s) added%s\n", opts.Apply, len(sug.Proposals), from)
+	fmt.Fprintf(s.ErrOut, "flamediff: wrote %s: %s added%s\n", opts.Apply, names.Plural(len(sug.Proposals), "proposed rule"), from)
 	return nil
-}
-
-// checkNewFile refuses to write over an existing file without force, and
-// says so more plainly when the file is the input map.
-func checkNewFile(path, input string, force bool) error {
-	if path == "" || path == "-" || force {
-		return nil
-	}
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	if input != "" {
-		if in, err := os.Stat(input); err == nil && os.SameFile(st, in) {
-			return fmt.Errorf("output %s: %w: it is the --map input; write a new file, or give --force to overwrite it", path, errExists)
-		}
-	}
-	return fmt.Errorf("output %s: %w; give --force to overwrite it", path, errExists)
 }
 
 // parseMap parses a map file's bytes, printing its diagnostics on stderr
@@ -219,11 +204,11 @@ func parseMap(s *streams, src []byte, path string) (*symbolmap.Map, error) {
 }
 
 // loadRaw loads one profile argument without mapping it.
-func loadRaw(s *streams, load profileLoader, path string, strict bool) (*fold.Profile, error) {
+func loadRaw(s *streams, load profileLoader, path string, po fold.ParseOptions) (*fold.Profile, error) {
 	if load == nil {
 		load = loadProfile
 	}
-	return load(s, path, loadOptions{Parse: fold.ParseOptions{Strict: strict}})
+	return load(s, path, loadOptions{Parse: po})
 }
 
 // suggestTop is how many proposals diff --suggest shows per target.
@@ -263,8 +248,8 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 			title: fmt.Sprintf("Suggested map rules, %s vs %s (top %d of %d; all, as YAML: flamediff map suggest BASE TARGET)",
 				labels[0], labels[i], min(suggestTop, len(sug.Proposals)), len(sug.Proposals)),
 			cols: []column{{"#", true}, {"score", true}, {"rule", false}, {"evidence", false}},
-			notes: []string{fmt.Sprintf("%d function(s) held %.2f%% or more of the samples in one profile only; %d are left unpaired once all the proposed rules are applied.",
-				sug.Before, sug.Options.MinShare, len(sug.Unpaired))},
+			notes: []string{fmt.Sprintf("%s held %.2f%% or more of the samples in one profile only; %d %s left unpaired once all the proposed rules are applied.",
+				names.Plural(sug.Before, "function"), sug.Options.MinShare, len(sug.Unpaired), isAre(len(sug.Unpaired)))},
 		}
 		for j := range sug.Proposals {
 			if j == suggestTop {
@@ -291,4 +276,12 @@ func ruleText(p symbolmap.Proposal) string {
 		return "elide " + strings.Join(p.From, ", ")
 	}
 	return fmt.Sprintf("rename %s → %s", strings.Join(p.From, ", "), p.To)
+}
+
+// isAre is the verb for a count: "is" for 1, "are" otherwise.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -101,9 +101,12 @@ func TestMapSuggestRun(t *testing.T) {
 			wantFile: filepath.Join(dir, "new.yaml"), wantInFile: "version: 1\n", wantErrOut: "wrote " + filepath.Join(dir, "new.yaml")},
 		{name: "apply onto a map", opts: mapSuggestOptions{MapFile: mapFile, Apply: filepath.Join(dir, "merged.yaml")},
 			wantFile: filepath.Join(dir, "merged.yaml"), wantInFile: "rename:\n  # #1 rename", wantErrOut: "added to the rules of " + mapFile},
-		{name: "existing file", opts: mapSuggestOptions{Apply: existing}, wantErr: "file exists; give --force"},
-		{name: "input map", opts: mapSuggestOptions{MapFile: mapFile, Apply: mapFile}, wantErr: "it is the --map input"},
-		{name: "output onto input map", opts: mapSuggestOptions{MapFile: mapFile, Output: mapFile}, wantErr: "it is the --map input"},
+		// Every output overwrites (atomically), as fold, report and svg do...
+		{name: "existing file", opts: mapSuggestOptions{Apply: existing}, wantFile: existing, wantInFile: "from: [g]"},
+		{name: "existing output file", opts: mapSuggestOptions{Output: existing}, wantFile: existing, wantInFile: "  - to: f\n"},
+		// ...except an output that is one of the inputs.
+		{name: "input map", opts: mapSuggestOptions{MapFile: mapFile, Apply: mapFile}, wantErr: "--apply " + mapFile + ": output is one of the inputs"},
+		{name: "output onto input map", opts: mapSuggestOptions{MapFile: mapFile, Output: mapFile}, wantErr: "-o " + mapFile + ": output is one of the inputs"},
 		{name: "apply and output the same", opts: mapSuggestOptions{Apply: filepath.Join(dir, "same.yaml"), Output: filepath.Join(dir, "same.yaml")}, wantErr: "same file"},
 		{name: "force", opts: mapSuggestOptions{Apply: existing, Force: true}, wantFile: existing, wantInFile: "from: [g]"},
 		{name: "missing map", opts: mapSuggestOptions{MapFile: filepath.Join(dir, "nope.yaml")}, wantErr: "no such file"},

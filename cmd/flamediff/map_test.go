@@ -58,8 +58,8 @@ func TestMapCheckRun(t *testing.T) {
 		code                int
 		wantOut, wantErrOut string
 	}{
-		{"good", []string{"map", "check", good}, exitOK, good + ": ok, 1 rename rules, 0 elide, 0 comm, 1 subsystems\n", ""},
-		{"bad", []string{"map", "check", bad}, exitError, bad + ": 1 error(s), 0 warning(s)\n", bad + `:2:1: error: top level: unknown key "renam" (hint: did you mean "rename"?)`},
+		{"good", []string{"map", "check", good}, exitOK, good + ": ok, 1 rename rule, 0 elide, 0 comm, 1 subsystem\n", ""},
+		{"bad", []string{"map", "check", bad}, exitError, bad + ": 1 error, 0 warnings\n", bad + `:2:1: error: top level: unknown key "renam" (hint: did you mean "rename"?)`},
 		{"missing", []string{"map", "check", filepath.Join(dir, "nope.yaml")}, exitError, "", "no such file"},
 		{"shipped mariadb", []string{"map", "check", "../../examples/symbolmaps/mariadb.yaml"}, exitOK, "../../examples/symbolmaps/mariadb.yaml: ok,", ""},
 		{"shipped mysql", []string{"map", "check", "../../examples/symbolmaps/mysql.yaml"}, exitOK, "../../examples/symbolmaps/mysql.yaml: ok,", ""},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 
 	"github.com/flamediff/flamediff/internal/textdist"
@@ -27,7 +28,9 @@ type commonFlags struct {
 	Roots   []string
 	Depth   int
 	Strict  bool
-	Threads bool
+	// InputFormat is --input-format: auto, perf, folded or pprof.
+	InputFormat string
+	Threads     bool
 	// KeepUnresolved and NoCollapse turn off the subtree defaults.
 	KeepUnresolved    bool
 	NoCollapse        bool
@@ -44,6 +47,7 @@ func (c *commonFlags) register(cmd *cobra.Command) {
 	f.StringArrayVar(&c.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
 	f.IntVar(&c.Depth, "depth", 2, "levels of callees under each --root")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	registerInputFormat(cmd, &c.InputFormat)
 	f.BoolVar(&c.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
 	f.BoolVar(&c.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
 	f.BoolVar(&c.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
@@ -60,12 +64,35 @@ func (c *commonFlags) validate() error {
 	if !(c.CollapseThreshold > 0 && c.CollapseThreshold <= 1) {
 		return usageError("--collapse-threshold %g: want a share above 0 and at most 1", c.CollapseThreshold)
 	}
+	if err := checkInputFormat(c.InputFormat); err != nil {
+		return err
+	}
 	for _, r := range c.Roots {
 		if strings.TrimSpace(r) == "" {
 			return usageError("--root: empty function name")
 		}
 	}
 	return checkFormat(c.Format)
+}
+
+// parseOptions are the options for reading the profile arguments.
+func (c *commonFlags) parseOptions() fold.ParseOptions {
+	return fold.ParseOptions{Format: c.InputFormat, Strict: c.Strict}
+}
+
+// registerInputFormat adds --input-format to a command that reads profiles.
+func registerInputFormat(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json")
+	_ = cmd.RegisterFlagCompletionFunc("input-format", fixedCompletion(fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof))
+}
+
+// checkInputFormat checks --input-format.
+func checkInputFormat(f string) error {
+	switch f {
+	case "", fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof:
+		return nil
+	}
+	return usageError("--input-format %q: want auto, perf, folded or pprof", f)
 }
 
 // profileLoader reads a profile argument; loadProfile in production.
@@ -101,7 +128,7 @@ PROFILE is a file in any format flamediff fold reads, a run directory
   perf script | flamediff fold | flamediff report --format markdown -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError("report takes one PROFILE, got %d arguments", len(args))
+				return usageError("report takes one PROFILE, got %s", names.Plural(len(args), "argument"))
 			}
 			return nil
 		},
@@ -122,11 +149,15 @@ PROFILE is a file in any format flamediff fold reads, a run directory
 
 func runReport(ctx context.Context, opts *ReportOptions) error {
 	s := opts.IO
+	out, err := checkOutput("-o", opts.Output, opts.Profile, opts.MapFile)
+	if err != nil {
+		return err
+	}
 	m, err := loadMap(s, opts.MapFile)
 	if err != nil {
 		return err
 	}
-	p, expl, err := loadMapped(ctx, s, opts.Load, opts.Profile, opts.Strict, m)
+	p, expl, err := loadMapped(ctx, s, opts.Load, opts.Profile, opts.parseOptions(), m)
 	if err != nil {
 		return err
 	}
@@ -143,12 +174,12 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 			warnings = append(warnings, "warning: "+w)
 		}
 	}
-	var out bytes.Buffer
+	var buf bytes.Buffer
 	switch opts.Format {
 	case formatJSON:
-		err = writeJSON(&out, reportJSON(sum, expl, opts.Top, opts.Explain, warnings))
+		err = writeJSON(&buf, reportJSON(sum, expl, opts.Top, opts.Explain, warnings))
 	case formatCSV:
-		err = writeCSV(&out, reportCSVHeader, reportCSVRows(sum, opts.Top))
+		err = writeCSV(&buf, reportCSVHeader, reportCSVRows(sum, opts.Top))
 		for _, w := range warnings {
 			fmt.Fprintf(s.ErrOut, "flamediff: %s\n", w)
 		}
@@ -159,12 +190,12 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 			}
 		}
 	default:
-		err = writeDocument(&out, opts.Format, reportDocument(sum, expl, opts.Top, opts.Explain, warnings, opts.Format))
+		err = writeDocument(&buf, opts.Format, reportDocument(sum, expl, opts.Top, opts.Explain, warnings, opts.Format))
 	}
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, opts.Output, out.Bytes())
+	return writeOutput(s, out, buf.Bytes())
 }
 
 // loadMap reads the --map file, printing its diagnostics on stderr; without
@@ -189,14 +220,14 @@ func loadMap(s *streams, path string) (*symbolmap.Map, error) {
 }
 
 // loadMapped loads one profile argument and applies the map to it.
-func loadMapped(ctx context.Context, s *streams, load profileLoader, path string, strict bool, m *symbolmap.Map) (*fold.Profile, *symbolmap.Explanation, error) {
+func loadMapped(ctx context.Context, s *streams, load profileLoader, path string, po fold.ParseOptions, m *symbolmap.Map) (*fold.Profile, *symbolmap.Explanation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	if load == nil {
 		load = loadProfile
 	}
-	p, err := load(s, path, loadOptions{Parse: fold.ParseOptions{Strict: strict}})
+	p, err := load(s, path, loadOptions{Parse: po})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,16 +50,16 @@ func TestReportFlags(t *testing.T) {
 		{
 			name: "defaults",
 			args: []string{"p.folded"},
-			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold}},
+			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold, InputFormat: "auto"}},
 		},
 		{
 			name: "everything",
 			args: []string{"--map", "m.yaml", "--explain", "--format", "json", "-o", "out.json", "--top", "0",
-				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads",
+				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads", "--input-format", "folded",
 				"--keep-unresolved", "--no-collapse", "--collapse-threshold", "0.97", "run/"},
 			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{MapFile: "m.yaml", Explain: true, Format: "json", Output: "out.json",
 				Top: 0, Roots: []string{"a", "b"}, Depth: 3, Strict: true, Threads: true,
-				KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97}},
+				KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97, InputFormat: "folded"}},
 		},
 	}
 	for _, tt := range tests {

@@ -86,3 +86,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	return exitError
 }
+
+// fixedCompletion completes a flag with a fixed list of values.
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}

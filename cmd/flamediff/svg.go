@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -25,7 +26,9 @@ type graphFlags struct {
 	MapFile   string
 	Output    string
 	Strict    bool
-	Title     string
+	// InputFormat is --input-format: auto, perf, folded or pprof.
+	InputFormat string
+	Title       string
 	Subtitle  string
 	Width     int
 	Height    int
@@ -51,6 +54,7 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	f.StringVar(&g.MapFile, "map", "", "symbol map `FILE`: renames (so versions line up), subsystems (--colors subsystem, tooltips)")
 	f.StringVarP(&g.Output, "output", "o", "", "write to `FILE` instead of standard output")
 	f.BoolVar(&g.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	registerInputFormat(cmd, &g.InputFormat)
 	f.StringVar(&g.Title, "title", "", "title `TEXT` (default \"Flame Graph\", \"Icicle Graph\" or \"Differential Flame Graph\")")
 	f.StringVar(&g.Subtitle, "subtitle", "", "second title line `TEXT` (a differential graph says BASE → TARGET by default)")
 	f.IntVar(&g.Width, "width", flamegraph.DefaultWidth, "image width in `PIXELS`")
@@ -81,15 +85,18 @@ func joinPalettes() string {
 func (g *graphFlags) validate(cmdName string, args []string) error {
 	nargs := len(args)
 	if g.Diff && nargs != 2 {
-		return usageError("%s --diff takes a BASE and a TARGET profile, got %d arguments", cmdName, nargs)
+		return usageError("%s --diff takes a BASE and a TARGET profile, got %s", cmdName, names.Plural(nargs, "argument"))
 	}
 	if !g.Diff && nargs != 1 {
 		if nargs == 2 {
 			return usageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
 		}
-		return usageError("%s takes one PROFILE, got %d arguments", cmdName, nargs)
+		return usageError("%s takes one PROFILE, got %s", cmdName, names.Plural(nargs, "argument"))
 	}
-	if err := stdinOnce(args...); err != nil {
+	if err := checkInputFormat(g.InputFormat); err != nil {
+		return err
+	}
+	if err := distinctInputs(args...); err != nil {
 		return err
 	}
 	if g.Width < 100 {
@@ -230,7 +237,7 @@ func loadGraphInput(ctx context.Context, s *streams, load profileLoader, paths [
 	}
 	in := &graphInput{m: m}
 	for _, path := range paths {
-		p, expl, err := loadMapped(ctx, s, load, path, g.Strict, m)
+		p, expl, err := loadMapped(ctx, s, load, path, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict}, m)
 		if err != nil {
 			return nil, err
 		}
@@ -295,6 +302,10 @@ func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, 
 }
 
 func runSVG(ctx context.Context, opts *SVGOptions) error {
+	out, err := checkOutput("-o", opts.Output, append([]string{opts.MapFile}, opts.Profiles...)...)
+	if err != nil {
+		return err
+	}
 	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
 	if err != nil {
 		return err
@@ -303,9 +314,9 @@ func runSVG(ctx context.Context, opts *SVGOptions) error {
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := g.WriteSVG(&out); err != nil {
+	var buf bytes.Buffer
+	if err := g.WriteSVG(&buf); err != nil {
 		return err
 	}
-	return writeOutput(opts.IO, opts.Output, out.Bytes())
+	return writeOutput(opts.IO, out, buf.Bytes())
 }

@@ -184,7 +184,7 @@ func TestSVGUsageErrors(t *testing.T) {
 		{"no profile", []string{"svg"}, "svg takes one PROFILE, got 0"},
 		{"two without diff", []string{"svg", "a", "b"}, "add --diff for a differential graph"},
 		{"diff with one", []string{"svg", "--diff", "a"}, "--diff takes a BASE and a TARGET profile, got 1"},
-		{"stdin twice", []string{"svg", "--diff", "-", "-"}, "standard input (-) can be given only once"},
+		{"stdin twice", []string{"svg", "--diff", "-", "-"}, "standard input (-) is given twice"},
 		{"bad minwidth", []string{"svg", "--minwidth", "wide", "a"}, `--minwidth "wide": want pixels (0.1) or a percentage`},
 		{"negative minwidth", []string{"svg", "--minwidth", "-1", "a"}, "--minwidth"},
 		{"bad palette", []string{"svg", "--colors", "rainbow", "a"}, `--colors "rainbow": want one of hot, mem, io, subsystem`},
@@ -228,7 +228,7 @@ func TestSVGErrors(t *testing.T) {
 		{"per-op needs run metadata", []string{"svg", "--diff", "--normalize", "per-op", run, folded},
 			[]string{"--normalize per-op: " + folded + " has no run metadata", "use --normalize share"}},
 		{"missing file", []string{"svg", filepath.Join(dir, "nope.folded")}, []string{"nope.folded", "no such file"}},
-		{"empty profile", []string{"svg", empty}, []string{empty, "profile has no samples"}},
+		{"empty profile", []string{"svg", empty}, []string{empty + ": no samples (the input is empty)"}},
 		{"map without subsystems", []string{"svg", "--colors", "subsystem", "--map", filepath.Join(dir, "m.yaml"), folded}, []string{"m.yaml"}},
 	}
 	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte("version: 1\n"), 0o644); err != nil {
