@@ -22,26 +22,26 @@ const normalizeAuto = "auto"
 
 // graphFlags are the flame graph flags svg and html share.
 type graphFlags struct {
-	Diff      bool
-	MapFile   string
-	Output    string
-	Strict    bool
+	Diff    bool
+	MapFile string
+	Output  string
+	Strict  bool
 	// InputFormat is --input-format: auto, perf, folded or pprof.
 	InputFormat string
 	Title       string
-	Subtitle  string
-	Width     int
-	Height    int
-	MinWidth  string
-	Colors    string
-	Hash      bool
-	CountName string
-	Reverse   bool
-	Inverted  bool
-	ColorBy   string
-	MinDelta  float64
-	Normalize string
-	Negate    bool
+	Subtitle    string
+	Width       int
+	Height      int
+	MinWidth    string
+	Colors      string
+	Hash        bool
+	CountName   string
+	Reverse     bool
+	Inverted    bool
+	ColorBy     string
+	MinDelta    float64
+	Normalize   string
+	Negate      bool
 
 	// set by validate
 	minWidthPx, minWidthPct float64
