@@ -407,7 +407,11 @@ func TestMissing(t *testing.T) {
 		{"no samples", func(t *testing.T, dir string) Run {
 			copyRun(t, fixtureDir("11.8", "update-index"), dir, nil, func([]string) []string { return nil })
 			return Run{Dir: dir}
-		}, "stacks.folded has no samples"},
+		}, "DIR/stacks.folded: no samples (the file holds no stack)"},
+		{"only zero counts", func(t *testing.T, dir string) Run {
+			copyRun(t, fixtureDir("11.8", "update-index"), dir, nil, func([]string) []string { return []string{"a;b 0", "a;c 0"} })
+			return Run{Dir: dir}
+		}, "DIR/stacks.folded: no samples (2 stacks, none with a count above 0)"},
 		{"server failed", func(t *testing.T, dir string) Run {
 			return Run{Dir: dir, Missing: "server 11.8 did not start: libssl.so.3: cannot open shared object file"}
 		}, "server 11.8 did not start: libssl.so.3"},
@@ -417,7 +421,9 @@ func TestMissing(t *testing.T) {
 			runs := fixtureRuns()
 			for i, r := range runs {
 				if r.Server == "11.8" && r.Workload == "update-index" {
-					nr := tc.run(t, t.TempDir())
+					dir := t.TempDir()
+					nr := tc.run(t, dir)
+					tc.wantReason = strings.ReplaceAll(tc.wantReason, "DIR", dir)
 					nr.Server, nr.Workload, nr.Repeat = r.Server, r.Workload, r.Repeat
 					runs[i] = nr
 				}

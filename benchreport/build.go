@@ -12,6 +12,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -274,12 +275,13 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 	if qps <= 0 {
 		return nil, fmt.Errorf("%s has no qps (nor window_seconds)", fold.MetaFile)
 	}
-	p, err := readStacks(filepath.Join(r.Dir, fold.StacksFile))
+	stacks := filepath.Join(r.Dir, fold.StacksFile)
+	p, err := readStacks(stacks)
 	if err != nil {
 		return nil, err
 	}
 	if p.Total() <= 0 {
-		return nil, fmt.Errorf("%s has no samples", fold.StacksFile)
+		return nil, noSamples(stacks, p)
 	}
 	mm := *meta
 	mm.Label = r.Server
@@ -296,6 +298,19 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 		mp.Meta = p.Meta
 	}
 	return &loaded{run: r, p: mp, expl: expl, qps: qps}, nil
+}
+
+// noSamples is the error of a stacks file with nothing to count:
+// "PATH: no samples (why)".
+func noSamples(path string, p *fold.Profile) error {
+	why := "the file holds no stack"
+	if n := len(p.Stacks); n > 0 {
+		why = fmt.Sprintf("%s, none with a count above 0", names.Plural(n, "stack"))
+	}
+	if p.Skipped > 0 {
+		why += fmt.Sprintf("; %s not understood", names.Plural(p.Skipped, "line"))
+	}
+	return fmt.Errorf("%s: no samples (%s)", path, why)
 }
 
 func readMeta(path string) (*fold.Meta, error) {
