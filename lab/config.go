@@ -15,7 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/internal/textdist"
+	"github.com/flamediff/flamediff/internal/yamlpos"
 )
 
 // ErrInvalidConfig is wrapped by ParseConfig's error when the config has
@@ -200,7 +202,7 @@ type ConfigError struct {
 // Error lists every diagnostic, one per line after a summary line.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bench config %s: %d mistake(s)", e.File, len(e.Diagnostics))
+	fmt.Fprintf(&b, "bench config %s: %s", e.File, names.Plural(len(e.Diagnostics), "mistake"))
 	for _, d := range e.Diagnostics {
 		b.WriteString("\n  ")
 		b.WriteString(d.String())
@@ -247,8 +249,6 @@ func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
 		Msg: fmt.Sprintf(format, a...), Hint: hint})
 }
 
-var yamlErrLine = regexp.MustCompile(`line (\d+)`)
-
 var (
 	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
 	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
@@ -265,13 +265,14 @@ func (p *configParser) parse(data []byte) {
 		p.errorf(&yaml.Node{Line: 1, Column: 1}, "start from examples/lab/demo.yaml", "empty config")
 		return
 	case err != nil:
-		line := 1
-		if m := yamlErrLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
+		// yaml.v3 reports most syntax errors at the line before the
+		// construct they break; Locate finds the line of the problem.
+		pr := yamlpos.Locate(data, err)
+		hint := pr.Fix
+		if hint == "" {
+			hint = "check indentation and quoting; quote labels such as \"10.5\""
 		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
-		p.errorf(&yaml.Node{Line: line, Column: 1}, "check indentation and quoting; quote labels such as \"10.5\"", "YAML syntax: %s", msg)
+		p.errorf(&yaml.Node{Line: pr.Line, Column: pr.Column}, hint, "YAML syntax: %s", pr.Msg)
 		return
 	}
 	var more yaml.Node

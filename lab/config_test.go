@@ -107,7 +107,8 @@ func TestParseConfigErrors(t *testing.T) {
 		want       []string // each must appear in the error, in order
 	}{
 		{"empty", "", []string{"c.yaml:1:1: empty config"}},
-		{"syntax", "servers:\n\t- a\n", []string{"c.yaml:2:1: YAML syntax: found character that cannot start any token", "fix: check indentation"}},
+		{"syntax", "servers:\n\t- a\n", []string{"c.yaml:2:1: YAML syntax: a tab indents this line", "fix: replace the tab by spaces"}},
+		{"syntax yaml.v3 words", "servers:\n  - a\n   b: 1\n", []string{"c.yaml:3:4: YAML syntax: mapping values are not allowed in this context", "fix: check indentation"}},
 		{"not a mapping", "- a\n", []string{"c.yaml:1:1: expected a mapping"}},
 		{"unknown top key", okServers + okWorkloads + "captur: {}\n", []string{`c.yaml:3:1: top level: unknown key "captur" (fix: did you mean "capture"?)`}},
 		{"no servers", okWorkloads, []string{"c.yaml:1:1: no servers (fix: add a servers: list"}},
@@ -171,7 +172,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"two documents", okServers + okWorkloads + "---\nx: 1\n",
 			[]string{"a config holds one YAML document"}},
 		{"several mistakes sorted", "servers:\n  - {label: a, suite: sid}\nworkloads:\n  - test: tpcc\n",
-			[]string{"2 mistake(s)", `c.yaml:2:23: server "a": unknown suite "sid"`, `c.yaml:4:11: workloads[0]: unknown sysbench test "tpcc"`}},
+			[]string{"2 mistakes", `c.yaml:2:23: server "a": unknown suite "sid"`, `c.yaml:4:11: workloads[0]: unknown sysbench test "tpcc"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ParseConfig(strings.NewReader(tc.text), "c.yaml")
@@ -196,6 +197,50 @@ func TestParseConfigErrors(t *testing.T) {
 					t.Fatalf("ParseConfig(%q) error:\n%s\nwant, after offset %d: %s", tc.text, msg, pos, w)
 				}
 				pos += i + len(w)
+			}
+		})
+	}
+}
+
+// TestParseConfigSyntax: a YAML syntax error is reported at the line and
+// column of the problem (yaml.v3 itself says the line in the comment).
+func TestParseConfigSyntax(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       string // the whole error
+	}{
+		// yaml.v3: line 3
+		{"unclosed [", "servers:\n  - label: a\n    path: /a\n    options: [skip-log-bin\nworkloads:\n  - test: oltp_insert\n",
+			"c.yaml:4:14: YAML syntax: the '[' opened here is never closed (fix: close it with ']', or quote the value if the '[' is part of it)"},
+		// yaml.v3: line 1
+		{"unclosed {", "servers:\n  - {label: a, path: /a\nworkloads: [{test: oltp_insert}]\n",
+			"c.yaml:2:5: YAML syntax: the '{' opened here is never closed (fix: close it with '}', or quote the value if the '{' is part of it)"},
+		{"{ closed by ]", "servers: [{label: a, path: /a]\n",
+			"c.yaml:1:11: YAML syntax: the '{' opened here is closed by a ']' (line 1, column 30) (fix: close it with '}', or quote the value if the '{' is part of it)"},
+		// yaml.v3: line 1
+		{"] closes nothing", "servers: [{label: a, path: /a}]]\n",
+			"c.yaml:1:32: YAML syntax: this ']' closes nothing (fix: remove it, or quote the value it is part of)"},
+		{"unclosed quote", "servers:\n  - label: \"10.11\n    path: /a\n",
+			`c.yaml:2:12: YAML syntax: the quote (") opened here is never closed (fix: end the string with "; inside double quotes write \" for a quote)`},
+		// yaml.v3: line 2
+		{"tab indentation", "servers:\n  - label: a\n\tpath: /a\n",
+			"c.yaml:3:1: YAML syntax: a tab indents this line; YAML indents with spaces only (fix: replace the tab by spaces)"},
+		// yaml.v3: line 2
+		{"key indented less", "servers:\n  - label: a\n   path: /a\n",
+			`c.yaml:3:4: YAML syntax: did not find expected '-' indicator (fix: check indentation and quoting; quote labels such as "10.5")`},
+		{"mapping value not allowed", "servers:\n  - label: a\n    path: /a: b\n",
+			`c.yaml:3:5: YAML syntax: mapping values are not allowed in this context (fix: check indentation and quoting; quote labels such as "10.5")`},
+		// Not a syntax error for yaml.v3: the parser's own check.
+		{"repeated key", "servers: [{label: a, path: /a}]\nworkloads: [{test: oltp_insert}]\nservers: []\n",
+			`c.yaml:3:1: top level: key "servers" repeated (fix: keep one of this and line 1)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig(strings.NewReader(tc.text), "c.yaml")
+			if c != nil || !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("ParseConfig(%q) = %v, %v; want an error wrapping ErrInvalidConfig", tc.text, c, err)
+			}
+			if want := "bench config c.yaml: 1 mistake\n  " + tc.want; err.Error() != want {
+				t.Errorf("ParseConfig(%q) = %v\nwant %s", tc.text, err, want)
 			}
 		})
 	}

@@ -12,7 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/internal/textdist"
+	"github.com/flamediff/flamediff/internal/yamlpos"
 )
 
 // FormatVersion is the map format this package reads (the top-level
@@ -73,8 +75,6 @@ func (p *parser) add(sev Severity, line, col int, hint, format string, a ...any)
 		Msg: fmt.Sprintf(format, a...), Hint: hint})
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 func parse(data []byte, name string) (*Map, []Diagnostic, error) {
 	p := &parser{file: name, m: newMap(name)}
 	var doc yaml.Node
@@ -84,13 +84,14 @@ func parse(data []byte, name string) (*Map, []Diagnostic, error) {
 	case errors.Is(err, io.EOF):
 		p.add(Error, 1, 1, "a map starts with \"version: 1\"; see examples/symbolmaps/", "empty symbol map")
 	case err != nil:
-		line := 1
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
+		// yaml.v3 reports most syntax errors at the line before the
+		// construct they break; Locate finds the line of the problem.
+		pr := yamlpos.Locate(data, err)
+		hint := pr.Fix
+		if hint == "" {
+			hint = "check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes"
 		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
-		p.add(Error, line, 1, "check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes", "YAML syntax: %s", msg)
+		p.add(Error, pr.Line, pr.Column, hint, "YAML syntax: %s", pr.Msg)
 	default:
 		var more yaml.Node
 		if err := dec.Decode(&more); err == nil {
@@ -116,8 +117,8 @@ func parse(data []byte, name string) (*Map, []Diagnostic, error) {
 		}
 	}
 	if nerr > 0 {
-		return nil, p.diags, fmt.Errorf("symbol map %s: %w: %d error(s), first at line %d: %s",
-			name, ErrInvalid, nerr, first.Line, first.Msg)
+		return nil, p.diags, fmt.Errorf("symbol map %s: %w: %s, first at line %d: %s",
+			name, ErrInvalid, names.Plural(nerr, "error"), first.Line, first.Msg)
 	}
 	return p.m, p.diags, nil
 }
@@ -430,7 +431,7 @@ func (p *parser) checkRefs(r *rule, to *yaml.Node, where string) {
 			g := strings.Trim(ref[1], "{}")
 			if n, err := strconv.Atoi(g); err == nil {
 				if n > pt.re.NumSubexp() {
-					p.errorf(to, fmt.Sprintf("the pattern on line %d has %d group(s)", pt.line, pt.re.NumSubexp()), "%s: \"to\" refers to $%d but re %q has no group %d", where, n, pt.text, n)
+					p.errorf(to, fmt.Sprintf("the pattern on line %d has %s", pt.line, names.Plural(pt.re.NumSubexp(), "group")), "%s: \"to\" refers to $%d but re %q has no group %d", where, n, pt.text, n)
 				}
 			} else if pt.re.SubexpIndex(g) < 0 {
 				p.errorf(to, "name a group with (?P<name>...)", "%s: \"to\" refers to ${%s} but re %q has no group of that name", where, g, pt.text)

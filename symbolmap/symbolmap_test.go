@@ -451,6 +451,72 @@ func TestParseDiagnostics(t *testing.T) {
 	}
 }
 
+// TestParseSyntaxErrors: a YAML syntax error is reported at the line and
+// column of the problem (yaml.v3 itself says the line in the comment), and
+// the error summary names that line too.
+func TestParseSyntaxErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      string // the diagnostic without "t.yaml:"
+	}{
+		// yaml.v3: line 3
+		{"unclosed [", "version: 1\nrename:\n  - to: a\n    from: [x, y\n  - to: b\n    from: [z]\n",
+			"4:11: error: YAML syntax: the '[' opened here is never closed (hint: close it with ']', or quote the value if the '[' is part of it)"},
+		// yaml.v3: line 1
+		{"unclosed {", "version: 1\nnormalize: {clone_suffixes: false\nrename:\n  - to: b\n    from: [a]\n",
+			"2:12: error: YAML syntax: the '{' opened here is never closed (hint: close it with '}', or quote the value if the '{' is part of it)"},
+		// yaml.v3: line 2
+		{"[ closed by }", "version: 1\n\nthread_roots: {from: [a, b}\n",
+			"3:22: error: YAML syntax: the '[' opened here is closed by a '}' (line 3, column 27) (hint: close it with ']', or quote the value if the '[' is part of it)"},
+		// yaml.v3: line 1
+		{"] closes nothing", "version: 1\nelide:\n  - from: [a]]\n",
+			"3:14: error: YAML syntax: this ']' closes nothing (hint: remove it, or quote the value it is part of)"},
+		{"unclosed double quote", "version: 1\nrename:\n  - to: \"mysql_update\n    from: [x]\n",
+			`3:9: error: YAML syntax: the quote (") opened here is never closed (hint: end the string with "; inside double quotes write \" for a quote)`},
+		// yaml.v3: line 5
+		{"quote closed on a later line", "version: 1\nrename:\n  - to: \"a\n    from: [x]\n  - to: \"b\"\n    from: [y]\n",
+			`3:9: error: YAML syntax: the quote (") opened here ends only on line 5 (hint: end the string on this line with "; inside double quotes write \" for a quote)`},
+		{"unclosed single quote", "version: 1\nelide:\n  - glob: ['a*]\n",
+			"3:12: error: YAML syntax: the quote (') opened here is never closed (hint: end the string with '; inside single quotes write '' for a quote)"},
+		// yaml.v3: line 3
+		{"tab indentation", "version: 1\nrename:\n  - to: a\n\tfrom: [x]\n",
+			"4:1: error: YAML syntax: a tab indents this line; YAML indents with spaces only (hint: replace the tab by spaces)"},
+		// yaml.v3: line 2
+		{"key indented less", "version: 1\nrename:\n  - to: a\n   from: [x]\n",
+			"4:4: error: YAML syntax: did not find expected '-' indicator (hint: check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes)"},
+		{"key indented more", "version: 1\nrename:\n  - to: a\n      from: [x]\n",
+			"4:7: error: YAML syntax: mapping values are not allowed in this context (hint: check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes)"},
+		{"mapping value not allowed", "version: 1\nrename:\n  - to: a\n    from: [x]\n  - to: Item::val: int\n    from: [y]\n",
+			"5:3: error: YAML syntax: mapping values are not allowed in this context (hint: check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes)"},
+		// yaml.v3: line 2
+		{"list item in a mapping", "version: 1\nrename:\n  to: a\n  - from: [x]\n",
+			"4:3: error: YAML syntax: did not find expected key (hint: check indentation and quoting; patterns with ':', '*', '[' or '{' need quotes)"},
+		// Not syntax errors for yaml.v3: the parser's own checks.
+		{"repeated top-level key", "version: 1\nelide:\n  - from: [a]\nelide:\n  - from: [b]\n",
+			`4:1: error: top level: key "elide" repeated (hint: merge it with the one on line 2)`},
+		{"repeated rule key", "version: 1\nrename:\n  - to: a\n    from: [x]\n    to: b\n",
+			`5:5: error: rename[0]: key "to" repeated (hint: merge it with the one on line 3)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, diags, err := Parse(strings.NewReader(tt.src), "t.yaml")
+			if m != nil || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Parse(%q) = map %v, %v; want no map and an error wrapping ErrInvalid", tt.src, m != nil, err)
+			}
+			if len(diags) != 1 {
+				t.Fatalf("Parse(%q) diagnostics = %v, want one", tt.src, diags)
+			}
+			if got := strings.TrimPrefix(diags[0].String(), "t.yaml:"); got != tt.want {
+				t.Errorf("Parse(%q) = %s\nwant %s", tt.src, got, tt.want)
+			}
+			line, _, _ := strings.Cut(tt.want, ":")
+			if want := "1 error, first at line " + line + ":"; !strings.Contains(err.Error(), want) {
+				t.Errorf("Parse(%q) error = %v, want it to say %q", tt.src, err, want)
+			}
+		})
+	}
+}
+
 // TestShippedMaps: the maps under examples/ parse without errors or warnings.
 func TestShippedMaps(t *testing.T) {
 	files, _ := filepath.Glob("../examples/symbolmaps/*.yaml")
