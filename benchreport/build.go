@@ -547,9 +547,6 @@ func computeSubtrees(rep *Report, w *Workload, present []string, runsOf map[stri
 			Root: t.Root, Depth: t.Depth, Servers: slices.Clone(present), Threshold: t.Threshold,
 			SkippedUnresolved: t.SkippedUnresolved, Rows: []*SubtreeRow{},
 		}
-		for _, srv := range present {
-			st.Summaries = append(st.Summaries, diff.Subtree(w.merged[srv], t.Root, diff.SubtreeOptions{Depth: rep.Depth}).Summary(0))
-		}
 		for _, row := range t.Rows {
 			sr := &SubtreeRow{
 				Path: row.Path, Level: row.Level, Label: row.Label(), Chain: row.Chain, Unresolved: row.Unresolved,
@@ -584,9 +581,77 @@ func computeSubtrees(rep *Report, w *Workload, present []string, runsOf map[stri
 			}
 			st.Rows = append(st.Rows, sr)
 		}
+		for c := range present {
+			st.Summaries = append(st.Summaries, st.sentence(c, 0))
+		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// summaryCallees is how many callees of the root a subtree's sentence
+// names, as diff's one-line summaries do.
+const summaryCallees = 6
+
+// sentence is column c's one-line summary of the subtree: the root's share,
+// its chain end's when it differs, and its largest callees' ("others" for
+// the rest), from the rows, so that each share is the one the table shows
+// (with repeats, the median over them, not the share of the repeats
+// merged). Names are shortened to width runes (whole when width is 0).
+func (t *Subtree) sentence(c, width int) string {
+	if len(t.Rows) == 0 {
+		return ""
+	}
+	short := func(n string) string {
+		if width > 0 {
+			return names.Shorten(n, width)
+		}
+		return n
+	}
+	first := func(row *SubtreeRow) string {
+		if len(row.Chain) > 1 {
+			return row.Chain[0]
+		}
+		return row.Path[len(row.Path)-1]
+	}
+	root := t.Rows[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %.2f%%", short(first(root)), root.Shares[c].Median)
+	if len(root.Chain) > 1 && len(root.ends) > c && f2(root.ends[c]) != f2(root.Shares[c].Median) {
+		fmt.Fprintf(&b, " → %s %.2f%%", short(root.Chain[len(root.Chain)-1]), root.ends[c])
+	}
+	var kids []*SubtreeRow
+	for _, row := range t.Rows[1:] {
+		if row.Level == 1 && !row.Unresolved && row.Shares[c].Median > 0 {
+			kids = append(kids, row)
+		}
+	}
+	if len(kids) == 0 {
+		return b.String()
+	}
+	sort.SliceStable(kids, func(i, j int) bool {
+		a, b := kids[i].Shares[c].Median, kids[j].Shares[c].Median
+		if a != b {
+			return a > b
+		}
+		return first(kids[i]) < first(kids[j])
+	})
+	b.WriteString(": ")
+	for i, k := range kids {
+		if i == summaryCallees {
+			rest := 0.0
+			for _, o := range kids[i:] {
+				rest += o.Shares[c].Median
+			}
+			fmt.Fprintf(&b, ", others %.2f%%", rest)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.2f%%", short(first(k)), k.Shares[c].Median)
+	}
+	return b.String()
 }
 
 // computeComparisons compares the merged profile of the base with each

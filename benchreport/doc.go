@@ -77,7 +77,7 @@
 //	      "servers": [string],     // the columns: versions with figures
 //	      "threshold": float,      // chain collapse threshold (above 1: none)
 //	      "skipped_unresolved": bool,
-//	      "summaries": [string],   // per column: the one-line summary of the merged repeats
+//	      "summaries": [string],   // per column: one line quoting the rows' shares (root, chain end, largest callees)
 //	      "rows": [{               // depth first, root first (diff.SubtreeDiff over every repeat)
 //	        "path": [string], "level": int, "label": string,
 //	        "chain": [string],     // optional: pass-through functions merged into the row
@@ -105,7 +105,6 @@
 //	}
 //
 // Profiles of the repeats of one version are merged (stacks summed) for the
-// flame graphs, the attribution, the top functions and the one-line
-// summaries; their CPU per operation is set to the median over repeats, so
+// flame graphs, the attribution and the top functions; their CPU per operation is set to the median over repeats, so
 // that the attribution splits exactly the change the per-op table shows.
 package benchreport

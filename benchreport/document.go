@@ -436,7 +436,7 @@ func (r *Report) subtreeSection(t *Subtree) section {
 		s.rows = append(s.rows, cells)
 	}
 	for i, srv := range t.Servers {
-		s.notes = append(s.notes, srv+": "+t.Summaries[i])
+		s.notes = append(s.notes, srv+": "+t.sentence(i, nameWidth))
 	}
 	for _, srv := range r.Servers {
 		if !slices.Contains(t.Servers, srv) {

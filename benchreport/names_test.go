@@ -6,10 +6,12 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/internal/names"
 )
 
@@ -131,7 +133,7 @@ func TestLongNames(t *testing.T) {
 		wantNot  []string // absent
 		maxTable int      // the longest table line, in runes (0: not checked)
 	}{
-		{"markdown", "markdown", []string{"`" + shortSelf + "`", "`" + shortRow + "`"}, []string{longSelf}, 300},
+		{"markdown", "markdown", []string{"`" + shortSelf + "`", "`" + shortRow + "`"}, []string{longSelf, longRow}, 300},
 		{"summary", "summary", []string{shortSelf + " "}, []string{longSelf}, 0},
 		{"html: shortened, whole in the tooltip", "html", []string{
 			`title="` + longSelf + `">` + shortSelf + "</td>",
@@ -199,7 +201,7 @@ func TestCodeSpan(t *testing.T) {
 }
 
 func TestMarkdownNames(t *testing.T) {
-	r := renamedReport(t, map[string]string{"open_and_lock_tables": pipeName})
+	r := renamedReport(t, map[string]string{"open_and_lock_tables": pipeName, "mysql_execute_command": "run`cmd"})
 	md := markdown(t, r)
 	tests := []struct {
 		name, want string
@@ -208,7 +210,7 @@ func TestMarkdownNames(t *testing.T) {
 		{"the name in a code span, | escaped", "\u00a0``operator\\|(a`b)`` | 2.89 |", true},
 		{"the backtick not turned into a quote", "operator|(a'b)", false},
 		{"the | not left bare in a table", "`operator|(a", false},
-		{"the backtick escaped in a note", "operator|(a\\`b)", true},
+		{"the backtick escaped in a note", "mysqld_stmt_execute 24.44% → Prepared_statement::execute 23.86%: run\\`cmd 22.19%", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,5 +218,49 @@ func TestMarkdownNames(t *testing.T) {
 				t.Errorf("markdown holds %q: %v, want %v", tt.want, got, tt.present)
 			}
 		})
+	}
+}
+
+// TestSentenceMatchesTable: with repeats, the subtree's one-line summary
+// quotes the shares the table shows (medians over the repeats), not the
+// shares of the repeats merged.
+func TestSentenceMatchesTable(t *testing.T) {
+	var runs []Run
+	for k, f := range []float64{1, 1.5} { // uneven: the merged share is not the median
+		dir := filepath.Join(t.TempDir(), "r")
+		copyRun(t, fixtureDir("10.11", "point-select"), dir, nil, func(lines []string) []string {
+			for i, l := range lines {
+				if strings.Contains(l, "mysqld_stmt_execute") {
+					sp := strings.LastIndexByte(l, ' ')
+					n, err := strconv.ParseInt(l[sp+1:], 10, 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					lines[i] = l[:sp+1] + strconv.FormatInt(int64(float64(n)*f), 10)
+				}
+			}
+			return lines
+		})
+		runs = append(runs, Run{Server: "10.11", Workload: "point-select", Repeat: k + 1, Dir: dir})
+	}
+	runs = append(runs, Run{Server: "11.8", Workload: "point-select", Repeat: 1, Dir: fixtureDir("11.8", "point-select")})
+	r := mustBuild(t, runs, Options{Base: "10.11", Map: loadMariaDBMap(t)})
+	st := r.Workloads[0].Subtrees[0]
+	c := colOf(t, st, "10.11")
+	median := st.Rows[0].Shares[c].Median
+	merged := diff.Subtree(r.Workloads[0].merged["10.11"], st.Root, diff.SubtreeOptions{Depth: st.Depth}).Root.Pct
+	if f2(median) == f2(merged) {
+		t.Fatalf("median share %.2f = merged share %.2f: the fixture does not tell them apart", median, merged)
+	}
+	want := "10.11: " + st.Root + " " + f2(median) + "%"
+	md := markdown(t, r)
+	if !strings.Contains(md, "| "+f2(median)+" (") {
+		t.Fatalf("the table has no cell %s", f2(median))
+	}
+	if !strings.Contains(md, "\n"+want) {
+		t.Errorf("markdown has no sentence starting %q (the merged share is %.2f)", want, merged)
+	}
+	if got := st.Summaries[c]; !strings.HasPrefix(got, st.Root+" "+f2(median)+"%") {
+		t.Errorf("report.json summary %q, want it to start with the median share %s%%", got, f2(median))
 	}
 }
