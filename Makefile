@@ -9,7 +9,7 @@ help:
 	@echo "targets: demo build test bench bench-overhead bench-svg fuzz lint fmt generate ci"
 
 build:
-	$(GO) build -o $(BIN) ./cmd/flamediff
+	$(GO) build -buildvcs=true -o $(BIN) ./cmd/flamediff
 
 generate:
 	$(GO) generate ./...

@@ -71,6 +71,8 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
 	f.StringVar(&opts.Perf.EventFilter, "event-filter", "", "keep only samples of this event (default: the first event seen)")
 	f.StringVar(&opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof")
 	f.StringVar(&opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)")
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("folded", "pprof"))
+	_ = cmd.RegisterFlagCompletionFunc("input-format", fixedCompletion(fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof))
 	f.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout (written atomically)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on any input line that cannot be parsed instead of skipping it")
 	return cmd

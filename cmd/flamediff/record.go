@@ -110,6 +110,7 @@ reason, and no perf or workload process is left behind.`,
 	f.StringVar(&opts.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
 	f.StringVar(&opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)")
+	_ = cmd.RegisterFlagCompletionFunc("sampler", fixedCompletion("auto", "perf", "bpf"))
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
 	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")

@@ -42,6 +42,7 @@ func (c *commonFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.MapFile, "map", "", "symbol map `FILE` (renames, subsystems, thread roots); default: built-in normalisation only")
 	f.BoolVar(&c.Explain, "explain", false, "print which map rule turned which original symbol into which name")
 	f.StringVar(&c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(formats...))
 	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
 	f.IntVar(&c.Top, "top", 30, "show the first `N` functions (0: all)")
 	f.StringArrayVar(&c.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")

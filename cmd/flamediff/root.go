@@ -52,6 +52,8 @@ runs the whole comparison on several server versions.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	root.Version = versionString()
+	root.SetVersionTemplate("flamediff {{.Version}}\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
@@ -64,6 +66,7 @@ runs the whole comparison on several server versions.`,
 		newRecordCmd(s, nil),
 		newSVGCmd(s, nil), newHTMLCmd(s, nil),
 		newBenchCmd(s, nil),
+		newVersionCmd(s),
 	)
 	return root
 }
@@ -75,13 +78,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &streams{In: stdin, Out: stdout, ErrOut: stderr}
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "flamediff: %v\n", err)
 	if errors.Is(err, errUsage) || strings.HasPrefix(err.Error(), "unknown command ") {
-		fmt.Fprintln(stderr, "run 'flamediff --help' (or COMMAND --help) for usage")
+		if cmd == nil || cmd == root || !cmd.Runnable() {
+			fmt.Fprintln(stderr, "run 'flamediff --help' for usage")
+		} else {
+			fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
+		}
 		return exitUsage
 	}
 	return exitError

@@ -71,6 +71,13 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	f.StringVar(&g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)")
 	f.BoolVar(&g.Negate, "negate", false, "with --diff: widths follow BASE instead of TARGET (frames gone in TARGET show); red still means grown")
 	g.changed = func(name string) bool { return cmd.Flags().Changed(name) }
+	palettes := make([]string, len(flamegraph.Palettes))
+	for i, p := range flamegraph.Palettes {
+		palettes[i] = string(p)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("colors", fixedCompletion(palettes...))
+	_ = cmd.RegisterFlagCompletionFunc("color-by", fixedCompletion(string(flamegraph.ColorBySubtree), string(flamegraph.ColorBySelf)))
+	_ = cmd.RegisterFlagCompletionFunc("normalize", fixedCompletion(normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp)))
 }
 
 func joinPalettes() string {

@@ -100,7 +100,7 @@ func Check(path string) (*Output, error) {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				dest, _ := os.Readlink(path)
-				return nil, fmt.Errorf("%s: a symbolic link to %s, which does not exist (%w)", path, dest, fs.ErrNotExist)
+				return nil, &wordsError{fmt.Sprintf("%s: a symbolic link to %s, which does not exist", path, dest), fs.ErrNotExist, nil}
 			}
 			return nil, o.describe(err)
 		}
@@ -139,7 +139,7 @@ func (o *Output) checkNew(path string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: directory %s does not exist (%w)", path, dir, fs.ErrNotExist)
+		return &wordsError{fmt.Sprintf("%s: directory %s does not exist", path, dir), fs.ErrNotExist, nil}
 	case err != nil:
 		return o.describe(err)
 	case !fi.IsDir():
@@ -164,9 +164,9 @@ func (o *Output) describe(err error) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: %w: permission denied (%w)", o.Path, ErrNotWritable, err)
+		return &wordsError{o.Path + ": not writable: permission denied", err, ErrNotWritable}
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: no such file or directory (%w)", o.Path, err)
+		return &wordsError{o.Path + ": no such file or directory", err, nil}
 	}
 	return fmt.Errorf("%s: %w", o.Path, err)
 }
@@ -322,4 +322,20 @@ func kindName(m fs.FileMode) string {
 		return "socket"
 	}
 	return "file"
+}
+
+// wordsError is an error whose message is written for people and which
+// still unwraps to the system's error, for errors.Is.
+type wordsError struct {
+	msg  string
+	err  error
+	also error // a sentinel of this package, or nil
+}
+
+func (e *wordsError) Error() string { return e.msg }
+func (e *wordsError) Unwrap() []error {
+	if e.also == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.also}
 }
