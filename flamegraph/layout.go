@@ -153,8 +153,11 @@ func (o Options) withDefaults(p *fold.Profile) Options {
 	return o
 }
 
-// CountName names what a profile's values count, for tooltips: "samples",
-// or "ns" for perf period sums of a clock event ("period" for others).
+// CountName names what a profile's values count, for tooltips, by one rule
+// that the report tables follow too: Unit "period" with Event "cpu-clock" or
+// "task-clock" (exactly: an event with modifiers, "cpu-clock:u", is not one
+// of them) counts nanoseconds of CPU, "ns"; Unit "period" with any other
+// event, "period"; any other Unit (empty included), "samples".
 func CountName(p *fold.Profile) string {
 	if p.Unit != fold.UnitPeriod {
 		return "samples"

@@ -331,14 +331,31 @@ func TestDiffColor(t *testing.T) {
 }
 
 func TestCountName(t *testing.T) {
-	cases := []struct{ unit, event, want string }{
-		{"", "", "samples"}, {"samples", "cpu-clock", "samples"}, {"period", "cpu-clock", "ns"}, {"period", "cycles", "period"}, {"period", "", "period"},
+	cases := []struct{ name, unit, event, want string }{
+		{"no unit", "", "", "samples"},
+		{"samples of a clock event", "samples", "cpu-clock", "samples"},
+		{"period of cpu-clock", "period", "cpu-clock", "ns"},
+		{"period of task-clock", "period", "task-clock", "ns"},
+		{"period of another event", "period", "cycles", "period"},
+		{"period of no event", "period", "", "period"},
+		{"period of a clock event with modifiers", "period", "cpu-clock:u", "period"},
 	}
 	for _, c := range cases {
-		p := &fold.Profile{Unit: c.unit, Event: c.event}
-		if got := CountName(p); got != c.want {
-			t.Errorf("CountName(unit %q, event %q) = %q, want %q", c.unit, c.event, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			p := &fold.Profile{Unit: c.unit, Event: c.event}
+			if got := CountName(p); got != c.want {
+				t.Errorf("CountName(unit %q, event %q) = %q, want %q", c.unit, c.event, got, c.want)
+			}
+			// Tooltips name the same unit.
+			p.Stacks = []fold.Stack{{Frames: []string{"t"}, Value: 7}}
+			g, err := Layout(p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tip := g.tooltip(&g.Frames[1], "t"); !strings.Contains(tip, "7 "+c.want+",") {
+				t.Errorf("tooltip %q does not count in %s", tip, c.want)
+			}
+		})
 	}
 }
 
