@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // This file proposes symbol map rules: functions that carry a meaningful
@@ -151,9 +152,10 @@ type OneSided struct {
 type Suggestions struct {
 	// Labels of the base and target profiles.
 	BaseLabel, TargetLabel string
-	// Proposals in the order they were accepted, the most convincing
-	// first; a later proposal may rely on an earlier one (a wrapper is
-	// recognised once the function above it is paired).
+	// Proposals in the order they were accepted: each was the best one
+	// left when it was accepted, but a later proposal may rely on an
+	// earlier one (a wrapper is recognised once the function above it is
+	// paired) and score higher than it. BestFirst sorts them by score.
 	Proposals []Proposal
 	// Unpaired are the functions holding at least MinShare in one profile
 	// and absent from the other once every proposal is applied: new or
@@ -948,7 +950,8 @@ const evidenceShown = 4
 
 // YAML returns the proposals as symbol map YAML: a header comment, the
 // elide rules, the rename rules (split proposals are rename rules with
-// several names), each preceded by comments with its evidence, and the
+// several names), each list best first (BestFirst) and each rule preceded
+// by comments with its number in the order found and its evidence, and the
 // unpaired functions as comments. With complete, it starts with
 // "version: 1", so that the text is a map of its own; without, it is a
 // fragment to merge into a map's elide and rename lists (MergeYAML).
@@ -957,11 +960,15 @@ func (s *Suggestions) YAML(complete bool) []byte {
 	var b strings.Builder
 	o := s.Options
 	fmt.Fprintf(&b, "# Rules proposed by flamediff map suggest: %s (base) vs %s.\n", orNone(s.BaseLabel), orNone(s.TargetLabel))
-	fmt.Fprintf(&b, "# %d function(s) with at least %.2f%% of the samples were in one profile only", s.Before, o.MinShare)
+	fmt.Fprintf(&b, "# %s with at least %.2f%% of the samples %s in one profile only", names.Plural(s.Before, "function"), o.MinShare, were(s.Before))
 	if o.Root != "" {
 		fmt.Fprintf(&b, " (under %s)", o.Root)
 	}
-	fmt.Fprintf(&b, ";\n# %d proposal(s) scoring at least %.2f, best first (#N: order found).\n", len(s.Proposals), o.MinScore)
+	fmt.Fprintf(&b, ";\n# %s scoring at least %.2f", names.Plural(len(s.Proposals), "proposal"), o.MinScore)
+	if len(s.Proposals) > 1 {
+		b.WriteString(": elide rules, then rename rules, each best first (#N: order found)")
+	}
+	b.WriteString(".\n")
 	b.WriteString("# Shares are inclusive, in percent of each profile's samples, written base | target.\n")
 	if complete {
 		b.WriteString("version: 1\n")
@@ -976,7 +983,7 @@ func (s *Suggestions) YAML(complete bool) []byte {
 		b.WriteString("\n# No proposal.\n")
 	}
 	if len(s.Unpaired) > 0 {
-		fmt.Fprintf(&b, "\n# Not paired: %d function(s) with at least %.2f%% in one profile only (new or gone code,\n# or renames without enough evidence):\n", len(s.Unpaired), o.MinShare)
+		fmt.Fprintf(&b, "\n# Not paired: %s with at least %.2f%% in one profile only (new or gone code,\n# or renames without enough evidence):\n", names.Plural(len(s.Unpaired), "function"), o.MinShare)
 		for _, u := range s.Unpaired {
 			what := "gone"
 			if u.Side == Target {
@@ -993,15 +1000,41 @@ func (s *Suggestions) YAML(complete bool) []byte {
 }
 
 // rules returns the elide rules (elide) or the rename rules, commented,
-// as the items of a list indented by two spaces.
+// as the items of a list indented by two spaces, in BestFirst order. The
+// order within a list changes nothing: no two proposals rewrite the same
+// symbol of the same profile.
 func (s *Suggestions) rules(elide bool) string {
 	var b strings.Builder
-	for i, p := range s.Proposals {
-		if (p.Kind == Elide) == elide {
+	for _, i := range s.BestFirst() {
+		if (s.Proposals[i].Kind == Elide) == elide {
 			s.writeRule(&b, i)
 		}
 	}
 	return b.String()
+}
+
+// BestFirst returns the indexes of the proposals from the highest score
+// to the lowest, equal scores in the order found. Proposals holds them in
+// the order found, which is not always best first: accepting one can
+// raise the score of the next (a wrapper is recognised once the function
+// above it is paired).
+func (s *Suggestions) BestFirst() []int {
+	out := make([]int, len(s.Proposals))
+	for i := range out {
+		out[i] = i
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		return s.Proposals[out[a]].Score > s.Proposals[out[b]].Score
+	})
+	return out
+}
+
+// were returns "was" or "were" to go with n things.
+func were(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }
 
 func orNone(label string) string {
@@ -1057,7 +1090,7 @@ func (s *Suggestions) writeRule(b *strings.Builder, i int) {
 	if p.Kind == Elide {
 		for j, e := range p.Edges {
 			if j == evidenceShown {
-				fmt.Fprintf(b, "  #   (+%d more calls)\n", len(p.Edges)-j)
+				fmt.Fprintf(b, "  #   (+%s)\n", names.Plural(len(p.Edges)-j, "more call"))
 				break
 			}
 			fmt.Fprintf(b, "  #   %s → %s: %.2f%% through it in %s, %.2f%% direct in %s\n",
