@@ -1,0 +1,271 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The rules of README "Outputs", through the commands as a user types them.
+
+const smallFolded = "mariadbd;do_command;dispatch_command 7\nmariadbd;do_command;mysql_update 2\n"
+
+// writeInput writes a small folded profile and returns its path.
+func writeInput(t *testing.T, dir string) string {
+	t.Helper()
+	in := filepath.Join(dir, "in.folded")
+	if err := os.WriteFile(in, []byte(smallFolded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// everyOutputCommand is each command that writes -o, with its arguments for
+// one input; "OUT" and "IN" are replaced.
+var everyOutputCommand = [][]string{
+	{"fold", "-o", "OUT", "IN"},
+	{"report", "-o", "OUT", "IN"},
+	{"diff", "-o", "OUT", "IN", "IN2"},
+	{"svg", "-o", "OUT", "IN"},
+	{"html", "-o", "OUT", "IN"},
+	{"map", "suggest", "-o", "OUT", "IN", "IN2"},
+	{"map", "suggest", "--apply", "OUT", "IN", "IN2"},
+}
+
+func expand(args []string, out, in, in2 string) []string {
+	r := make([]string, len(args))
+	for i, a := range args {
+		switch a {
+		case "OUT":
+			a = out
+		case "IN":
+			a = in
+		case "IN2":
+			a = in2
+		}
+		r[i] = a
+	}
+	return r
+}
+
+func TestOutputDeviceKept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mknod needs root")
+	}
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	in2 := filepath.Join(dir, "in2.folded")
+	if err := os.WriteFile(in2, []byte(smallFolded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dev := filepath.Join(dir, "null")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Skipf("mknod: %v", err)
+	}
+	for _, args := range everyOutputCommand {
+		for _, out := range []string{dev, "/dev/null"} {
+			a := expand(args, out, in, in2)
+			code, _, errOut := runArgs(a...)
+			if code != exitOK {
+				t.Errorf("flamediff %v: exit %d: %s", a, code, errOut)
+			}
+			st, err := os.Lstat(out)
+			if err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+				t.Fatalf("after flamediff %v, %s is %v (%v), want the character device kept", a, out, st.Mode(), err)
+			}
+		}
+	}
+}
+
+func TestOutputFIFO(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if code, _, errOut := runArgs("fold", "-o", fifo, in); code != exitOK {
+		t.Fatalf("fold -o FIFO: exit %d: %s", code, errOut)
+	}
+	select {
+	case s := <-got:
+		if s != smallFolded {
+			t.Errorf("the FIFO's reader got %q, want %q", s, smallFolded)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing came out of the FIFO")
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO: %v %v", fifo, st.Mode(), err)
+	}
+}
+
+func TestOutputDevStdout(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	for _, path := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"} {
+		code, out, errOut := runArgs("fold", "-o", path, in)
+		if code != exitOK || out != smallFolded {
+			t.Errorf("fold -o %s: exit %d, stdout %q (%s); want the profile on stdout", path, code, out, errOut)
+		}
+	}
+	if st, err := os.Lstat("/dev/stdout"); err == nil && st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("/dev/stdout is no longer a symbolic link: %v", st.Mode())
+	}
+}
+
+func TestOutputSymlink(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	real := filepath.Join(dir, "real.folded")
+	link := filepath.Join(dir, "link.folded")
+	if err := os.WriteFile(real, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.folded", link); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runArgs("fold", "-o", link, in); code != exitOK {
+		t.Fatalf("fold -o LINK: exit %d: %s", code, errOut)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a link", link)
+	}
+	b, _ := os.ReadFile(real)
+	st, _ := os.Stat(real)
+	if string(b) != smallFolded || st.Mode().Perm() != 0o640 {
+		t.Errorf("link target: %q mode %04o; want the profile, mode 0640 kept", b, st.Mode().Perm())
+	}
+}
+
+func TestOutputUmask(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	for _, tc := range []struct {
+		umask int
+		want  fs.FileMode
+	}{{0o022, 0o644}, {0o077, 0o600}} {
+		out := filepath.Join(dir, "out"+strings.Repeat("x", tc.umask%7)+".folded")
+		old := syscall.Umask(tc.umask)
+		code, _, errOut := runArgs("fold", "-o", out, in)
+		syscall.Umask(old)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if st, err := os.Stat(out); err != nil || st.Mode().Perm() != tc.want {
+			t.Errorf("umask %04o: -o made mode %04o (%v), want %04o", tc.umask, st.Mode().Perm(), err, tc.want)
+		}
+	}
+}
+
+// TestOutputRefused: each wrong output fails at once, names the path the
+// user gave, reads no input and leaves existing files alone.
+func TestOutputRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	in2 := filepath.Join(dir, "in2.folded")
+	if err := os.WriteFile(in2, []byte(smallFolded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run1 := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run1, "stacks.folded"), []byte(smallFolded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// "missing" does not exist: had it been read first, the error would name it.
+	missing := filepath.Join(dir, "missing.folded")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing directory", []string{"fold", "-o", filepath.Join(dir, "no", "out.folded"), missing}, "-o " + filepath.Join(dir, "no", "out.folded") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+		{"a directory", []string{"svg", "-o", dir, missing}, "-o " + dir + ": is a directory"},
+		{"output is the input", []string{"fold", "-o", in, in}, "-o " + in + ": output is one of the inputs"},
+		{"output is the second input", []string{"diff", "-o", in2, in, in2}, "output is one of the inputs"},
+		{"output is a run directory's file", []string{"report", "-o", filepath.Join(run1, "stacks.folded"), run1}, "output is one of the inputs"},
+		{"output is the map", []string{"report", "--map", in2, "-o", in2, in}, "output is one of the inputs"},
+	} {
+		code, _, errOut := runArgs(tc.args...)
+		if code != exitError || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: flamediff %v: exit %d, stderr %q; want exit 1 and %q", tc.name, tc.args, code, errOut, tc.want)
+		}
+		if strings.Contains(errOut, ".tmp") {
+			t.Errorf("%s: the message names a temporary file: %s", tc.name, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(in); string(b) != smallFolded {
+		t.Errorf("an input was changed: %q", b)
+	}
+}
+
+// TestEmptyInputIsAnError: every command that reads profiles fails on an
+// input without samples, names it, and leaves an existing output untouched.
+func TestEmptyInputIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	empty := filepath.Join(dir, "empty.folded")
+	comments := filepath.Join(dir, "comments.folded")
+	zero := filepath.Join(dir, "zero.folded")
+	emptyRun := filepath.Join(dir, "emptyrun")
+	for p, s := range map[string]string{empty: "", comments: "# nothing\n\n", zero: "a;b 0\n"} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(emptyRun, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(emptyRun, "stacks.folded"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		input, reason string
+	}{
+		{empty, "the input is empty"},
+		{comments, "blank lines and comments, no stack"},
+		{zero, "1 stack, every count 0"},
+		{emptyRun, "the input is empty"},
+	} {
+		name := c.input
+		if c.input == emptyRun {
+			name = filepath.Join(emptyRun, "stacks.folded")
+		}
+		for _, args := range everyOutputCommand {
+			if err := os.WriteFile(out, []byte("old output\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, order := range [][2]string{{c.input, in}, {in, c.input}} {
+				a := expand(args, out, order[0], order[1])
+				if !strings.Contains(strings.Join(a, " "), c.input) {
+					continue // a one-input command with the good input first
+				}
+				code, _, errOut := runArgs(a...)
+				want := name + ": no samples (" + c.reason
+				if code != exitError || !strings.Contains(errOut, want) {
+					t.Errorf("flamediff %v: exit %d, stderr %q; want exit 1 and %q", a, code, errOut, want)
+				}
+				if b, _ := os.ReadFile(out); string(b) != "old output\n" {
+					t.Errorf("flamediff %v changed the existing output: %q", a, b)
+				}
+			}
+		}
+	}
+	// Standard input too.
+	var errOut strings.Builder
+	if code := run([]string{"report", "-"}, strings.NewReader(""), &strings.Builder{}, &errOut); code != exitError || !strings.Contains(errOut.String(), "stdin: no samples (the input is empty)") {
+		t.Errorf("report - with empty stdin: exit %d, %q", code, errOut.String())
+	}
+}
