@@ -195,12 +195,19 @@ func TestGoldenFlags(t *testing.T) {
 	}
 }
 
+// edgeFlags are the flag sets an edge case may have goldens for.
+var edgeFlags = append(compatFlags[:len(compatFlags):len(compatFlags)], []string{"--event-filter=cycles"})
+
 // TestGoldenEdgeCases: generated perf script text full of the corner cases
 // of the Perl script's regular expressions (thread names with spaces and
 // digits, pid/tid forms, periods 0, 00 and 007, mixed events, inlined
 // frames, Java and Go names, quotes, semicolons, "(deleted)" and spaces in
 // dso paths, JIT maps, garbage and comment lines, CRLF, a last sample
-// without its blank line), folded with every flag set.
+// without its blank line; edge-notime-*: sample headers without a
+// timestamp, stack lines without indentation), folded with every flag set.
+// Each input is checked with every flag set of edgeFlags it has a golden
+// for; edge-N.perf, which have one, with the flags numbered after it.
+// Detection, too, must take each input as perf script.
 func TestGoldenEdgeCases(t *testing.T) {
 	inputs, _ := filepath.Glob("../testdata/compat/edge-*.perf")
 	if len(inputs) == 0 {
@@ -211,10 +218,23 @@ func TestGoldenEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		flags := compatFlags[i%len(compatFlags)]
+		if got := detect(data); got != FormatPerf {
+			t.Errorf("detect(%s) = %q, want %q", in, got, FormatPerf)
+		}
 		base := strings.TrimSuffix(in, ".perf")
-		t.Run(filepath.Base(base)+"/"+flagTag(flags), func(t *testing.T) {
-			checkCompat(t, data, flags, base+"."+flagTag(flags)+".folded")
-		})
+		var sets [][]string
+		for _, flags := range edgeFlags {
+			if _, err := os.Stat(base + "." + flagTag(flags) + ".folded"); err == nil {
+				sets = append(sets, flags)
+			}
+		}
+		if len(sets) == 0 {
+			sets = [][]string{compatFlags[i%len(compatFlags)]}
+		}
+		for _, flags := range sets {
+			t.Run(filepath.Base(base)+"/"+flagTag(flags), func(t *testing.T) {
+				checkCompat(t, data, flags, base+"."+flagTag(flags)+".folded")
+			})
+		}
 	}
 }
