@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 )
 
@@ -112,10 +113,15 @@ var ErrInvalid = errors.New("invalid symbol map")
 // Parse reads a map from r; name is used in diagnostics (usually the path).
 // It returns every diagnostic found, sorted by position; err wraps
 // ErrInvalid when any has Severity Error, and the map is then nil. Warnings
-// alone leave a usable map. Reading errors from r are returned as they are.
+// alone leave a usable map. Reading errors from r are returned wrapped;
+// those of a file (r an *os.File of a directory, say) as Load words them.
 func Parse(r io.Reader, name string) (*Map, []Diagnostic, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("symbol map %w", describePath(name, err))
+		}
 		return nil, nil, fmt.Errorf("symbol map %s: %w", name, err)
 	}
 	return parse(data, name)
