@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/benchreport"
+	"github.com/flamediff/flamediff/internal/atomicfile"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/lab"
 )
@@ -140,8 +141,8 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("bench: %w", err)
+	if err := atomicfile.MakeDir(out); err != nil {
+		return fmt.Errorf("bench: --out %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(out, "config.yaml"), data); err != nil {
 		return fmt.Errorf("bench: %w", err)

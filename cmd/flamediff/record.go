@@ -18,6 +18,7 @@ import (
 
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/atomicfile"
 	"github.com/flamediff/flamediff/workload"
 )
 
@@ -251,6 +252,10 @@ func (m *markWriter) at() time.Time {
 
 func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	r := &recorder{opts: opts, s: opts.Streams, meta: &fold.Meta{Format: 1}}
+	// The output directory first: a wrong --out fails before anything starts.
+	if err := atomicfile.MakeDir(opts.Out); err != nil {
+		return fmt.Errorf("record: --out %w", err)
+	}
 	pid, err := r.target()
 	if err != nil {
 		return err
@@ -281,9 +286,6 @@ func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	r.meta.Label = opts.Label
 	if len(opts.Workload) > 0 {
 		r.meta.Workload = strings.Join(opts.Workload, " ")
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return fmt.Errorf("record: %w", err)
 	}
 	if err := r.openServer(ctx); err != nil {
 		return err

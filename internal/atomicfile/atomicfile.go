@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Kind says how an Output is written.
@@ -338,4 +339,25 @@ func (e *wordsError) Unwrap() []error {
 		return []error{e.err}
 	}
 	return []error{e.err, e.also}
+}
+
+// MakeDir makes the output directory path and any missing parents (mode
+// 0777 less the umask, as mkdir -p), or checks the existing one, and fails,
+// naming path, when it is not a directory or the user may not write in it.
+func MakeDir(path string) error {
+	o := &Output{Path: path}
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s: is a %s, not a directory; give a directory", path, kindName(fi.Mode()))
+	}
+	if err := os.MkdirAll(path, 0o777); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path != path && errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("%s: %s is not a directory", path, pe.Path)
+		}
+		return o.describe(err)
+	}
+	if err := access(path, accessWrite|accessSearch); err != nil {
+		return &wordsError{path + ": not writable: you may not create files in this directory", err, ErrNotWritable}
+	}
+	return nil
 }

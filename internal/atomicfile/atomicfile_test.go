@@ -403,3 +403,29 @@ func TestHelperAsUser(t *testing.T) {
 	}
 	_ = os.Chmod(locked, 0o755)
 }
+
+func TestMakeDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nested := filepath.Join(dir, "a", "b")
+	if err := MakeDir(nested); err != nil {
+		t.Fatalf("MakeDir(%s) = %v", nested, err)
+	}
+	if st, err := os.Stat(nested); err != nil || !st.IsDir() {
+		t.Errorf("%s not made: %v", nested, err)
+	}
+	if err := MakeDir(nested); err != nil {
+		t.Errorf("MakeDir(existing) = %v", err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{file, file + ": is a file, not a directory"},
+		{filepath.Join(file, "sub"), filepath.Join(file, "sub") + ": " + file + " is not a directory"},
+	} {
+		if err := MakeDir(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("MakeDir(%s) = %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}
