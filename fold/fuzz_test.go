@@ -1,13 +1,17 @@
 package fold
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // perfSnippets returns the first samples of each real capture, for seeds.
@@ -352,6 +356,126 @@ func FuzzPerfChunks(f *testing.F) {
 		}
 		if !sameStacks(back.Stacks, p1.Stacks) {
 			t.Fatalf("ParseFolded(WriteFolded(p)) = %v, want %v", back.Stacks, p1.Stacks)
+		}
+	})
+}
+
+// sanitizeLine returns b without line breaks and control bytes, never
+// empty and never starting with '#' (a comment) or a space, so that it can
+// start a line of any format.
+func sanitizeLine(b []byte) string {
+	out := []byte{'x'}
+	for _, c := range b {
+		if c != '\n' && c != '\r' && !isControl(c) {
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// foldedFrom builds valid folded text from data, a stack per line of data.
+func foldedFrom(data []byte) []string {
+	var lines []string
+	for i, l := range bytes.SplitN(data, []byte{'\n'}, 40) {
+		lines = append(lines, fmt.Sprintf("%s %d\n", sanitizeLine(l), i))
+	}
+	return lines
+}
+
+// perfFrom builds valid perf script text from data, a sample per line of
+// data, with each header form (with and without a timestamp, pid/tid,
+// cpu, period) and the line's bytes in the thread and function names.
+func perfFrom(data []byte) []string {
+	var lines []string
+	for i, l := range bytes.SplitN(data, []byte{'\n'}, 40) {
+		name := sanitizeLine(l)
+		switch i % 4 {
+		case 0:
+			lines = append(lines, fmt.Sprintf("%s %d %d.%06d: %d cycles:\n", name, i, i, i, i+1))
+		case 1:
+			lines = append(lines, fmt.Sprintf("%s %d/%d [%03d] %d.5: cpu-clock:ppp: \n", name, i, i+1, i, i))
+		case 2:
+			lines = append(lines, fmt.Sprintf("%s %d cycles:\n", name, i))
+		case 3:
+			lines = append(lines, fmt.Sprintf("%s %d/%d [001] %d cycles:u:\n", name, i, i, i))
+		}
+		for j := range i % 3 {
+			lines = append(lines, fmt.Sprintf("\t%x %s+0x%x (/usr/lib/lib%d.so)\n", 0x7f00+j, name, j, j))
+		}
+		lines = append(lines, "\n")
+	}
+	return lines
+}
+
+// FuzzDetect checks format detection. Any bytes: no panic, and every byte
+// detection read reaches the parser, however the reader delivers them.
+// Valid folded and perf script text built from the bytes: every prefix
+// that ends at a line boundary is detected as the whole text's format or
+// as unknown ("", when no line tells yet), and a version whose first line
+// (or first stack line) is longer than the read buffer is detected the
+// same.
+func FuzzDetect(f *testing.F) {
+	for _, s := range perfSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{"a;b 3\nc 4\n", "java 19983 cycles:\n\tffff f (/x)\n\n", "\n\x04\x08\x01", "a;b 1\n\x00", "# c\n\n", "x (y) 1\n", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1024 {
+			data = data[:1024] // the prefix checks are quadratic
+		}
+		want := detect(data)
+		for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(data)), iotest.HalfReader(bytes.NewReader(data))} {
+			br := bufio.NewReaderSize(r, sniffSize)
+			s, err := sniff(br)
+			if err != nil {
+				t.Fatalf("sniff(%q) error: %v", data, err)
+			}
+			rest, err := io.ReadAll(br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := append(s.head, rest...); !bytes.Equal(got, data) {
+				t.Fatalf("sniff(%q) gave back %q", data, got)
+			}
+			if s.format != want {
+				t.Fatalf("sniff(%q) through a slow reader = %q, detect = %q", data, s.format, want)
+			}
+		}
+
+		long := strings.Repeat("std::map<int, std::string>::find;", 2200) // 72 KB
+		for _, tt := range []struct {
+			format string
+			lines  []string
+		}{
+			{FormatFolded, foldedFrom(data)},
+			{FormatPerf, perfFrom(data)},
+		} {
+			var prefix []byte
+			for i, l := range tt.lines {
+				prefix = append(prefix, l...)
+				got := detect(prefix)
+				if got != tt.format && got != "" {
+					t.Fatalf("detect(%q) = %q: the first %d line(s) of %s text", prefix, got, i+1, tt.format)
+				}
+			}
+			if got := detect(prefix); got != tt.format {
+				t.Fatalf("detect(%q) = %q, want %q", prefix, got, tt.format)
+			}
+			// The first line (folded) or the first stack line (perf, the
+			// first sample of data's second line) made long.
+			longer := slices.Clone(tt.lines)
+			i := 0
+			if tt.format == FormatPerf {
+				i = slices.IndexFunc(longer, func(l string) bool { return l[0] == '\t' })
+			}
+			if i >= 0 {
+				longer[i] = strings.Replace(longer[i], "x", "x"+long, 1)
+				if got := detect([]byte(strings.Join(longer, ""))); got != tt.format {
+					t.Fatalf("detect(%s text with a %d-byte line %d) = %q, want %q", tt.format, len(longer[i]), i+1, got, tt.format)
+				}
+			}
 		}
 	})
 }

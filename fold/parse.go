@@ -288,7 +288,8 @@ func textBefore(b []byte) bool {
 // detect names the format of a whole input as Parse detects it: FormatPerf,
 // FormatFolded, "binary" or "" (text of unknown form).
 func detect(b []byte) string {
-	s, err := sniff(bufio.NewReaderSize(bytes.NewReader(b), sniffSize))
+	// A buffer that holds b whole sees what a sniffSize one sees.
+	s, err := sniff(bufio.NewReaderSize(bytes.NewReader(b), min(len(b)+1, sniffSize)))
 	if err != nil {
 		return ""
 	}
