@@ -153,8 +153,10 @@ func Installed(ctx context.Context, path string) (*Binary, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("installed server %s: path is not absolute", path)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("installed server: %w", err)
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("installed server %w", describePath(path, err, false))
+	} else if fi.IsDir() {
+		return nil, fmt.Errorf("installed server %s: is a directory, not the mariadbd program", path)
 	}
 	b := &Binary{Mariadbd: path, Root: "/"}
 	share, err := findShareDir(filepath.Dir(filepath.Dir(path)))
@@ -282,7 +284,7 @@ func (b *Binary) LibcDebugFile() (string, error) {
 	}
 	f := DebugFile(b.LibcDebugDir, id)
 	if _, err := os.Stat(f); err != nil {
-		return "", fmt.Errorf("libc debug file of %s: %w", b.Mariadbd, err)
+		return "", fmt.Errorf("libc debug file of %s: %w", b.Mariadbd, describePath(f, err, false))
 	}
 	return f, nil
 }

@@ -129,7 +129,7 @@ func (f *Fetcher) Fetch(ctx context.Context, suite, pkg string) (*Binary, error)
 	}
 	tree := f.TreeDir(suite, pkg)
 	if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
+		return nil, fmt.Errorf("%w: cache directory %w", ErrFetch, describePath(filepath.Dir(tree), err, true))
 	}
 	unlock, err := lockFile(ctx, tree+".lock")
 	if err != nil {
@@ -310,10 +310,10 @@ func (f *Fetcher) fetch(ctx context.Context, suite, pkg, tree string) (*Binary, 
 	}
 
 	if err := os.RemoveAll(tree); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cache directory %w", describePath(tree, err, true))
 	}
 	if err := os.MkdirAll(tree, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cache directory %w", describePath(tree, err, true))
 	}
 	var packages []string
 	for _, name := range order {
@@ -425,7 +425,7 @@ func (f *Fetcher) hostPackages() (map[string]string, error) {
 	}
 	fd, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dpkg status %w", describePath(path, err, false))
 	}
 	defer fd.Close()
 	return InstalledPackages(fd)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/workload"
 )
 
@@ -137,10 +138,10 @@ func StartServer(ctx context.Context, b *Binary, cfg ServerConfig) (*Server, err
 		s.cfg.StopTimeout = DefaultStopTimeout
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("start server: %w", err)
+		return nil, fmt.Errorf("start server: work directory %w", describePath(dir, err, true))
 	}
 	if err := os.WriteFile(s.Config, []byte(s.myCnf()), 0o644); err != nil {
-		return nil, fmt.Errorf("start server: %w", err)
+		return nil, fmt.Errorf("start server: %w", describePath(s.Config, err, false))
 	}
 	// A datadir is reused only when its bootstrap finished: the marker
 	// is written after it, and names the version that made it.
@@ -209,17 +210,17 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		return fmt.Errorf("bootstrap %s: %w: %w", s.DataDir, ErrServer, err)
 	}
 	if err := os.RemoveAll(s.DataDir); err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
 	}
 	if err := os.Mkdir(s.DataDir, 0o750); err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
 	}
 	var sqlText bytes.Buffer
 	sqlText.WriteString("create database if not exists mysql;\nuse mysql;\nSET @auth_root_socket=NULL;\n")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return fmt.Errorf("bootstrap: %w", err)
+			return fmt.Errorf("bootstrap: %w", describePath(f, err, false))
 		}
 		sqlText.Write(data)
 		sqlText.WriteByte('\n')
@@ -461,7 +462,7 @@ func (s *Server) Prepare(ctx context.Context, w Workload) error {
 			return fmt.Errorf("prepare %s on %s: %s: %w", w.Name, s.Binary.Version, q, err)
 		}
 	}
-	s.logf("server %s: sysbench prepare %d table(s) of %d rows", s.Binary.Version, w.Tables, w.TableSize)
+	s.logf("server %s: sysbench prepare %s of %s", s.Binary.Version, names.Plural(w.Tables, "table"), names.Plural(w.TableSize, "row"))
 	run, err := workload.Start(ctx, s.SysbenchArgs(w, "prepare"), s.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("prepare %s on %s: %w", w.Name, s.Binary.Version, err)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // ErrNoMirror is wrapped by FindMirror's error when apt's sources name no
@@ -209,7 +211,7 @@ func SystemSources(root string) ([]Source, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("apt sources: %w", err)
+			return nil, fmt.Errorf("apt sources %w", describePath(path, err, false))
 		}
 		s, err := parse(f, path)
 		f.Close()
@@ -278,7 +280,7 @@ func FindMirror(sources []Source) (Mirror, error) {
 		}
 	}
 	if m.Archive == "" {
-		return Mirror{}, fmt.Errorf("%w: no enabled deb source with a Debian suite (%s) among %d source(s); add one for your Debian mirror", ErrNoMirror, strings.Join(debianCodenames[:4], ", "), len(sources))
+		return Mirror{}, fmt.Errorf("%w: no enabled deb source with a Debian suite (%s) among %s; add one for your Debian mirror", ErrNoMirror, strings.Join(debianCodenames[:4], ", "), names.Plural(len(sources), "source"))
 	}
 	return m, nil
 }

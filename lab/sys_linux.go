@@ -35,7 +35,7 @@ func terminate(pid int) { _ = syscall.Kill(pid, syscall.SIGTERM) }
 func lockFile(ctx context.Context, path string) (func(), error) {
 	fd, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lock %w", describePath(path, err, false))
 	}
 	for {
 		err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
