@@ -248,9 +248,20 @@ func FuzzParseMeta(f *testing.F) {
 		if (m1 == nil) == (err == nil) {
 			t.Fatalf("ParseMeta = %v, %v: want metadata xor an error", m1, err)
 		}
+		// ParseMeta refuses what encoding/json refuses, and more only for
+		// its own checks of values; its errors have a place.
+		var ref Meta
+		refErr := json.Unmarshal(data, &ref)
+		if refErr != nil && err == nil {
+			t.Fatalf("ParseMeta(%q) = nil error, encoding/json: %v", data, refErr)
+		}
 		if err != nil {
-			if !errors.Is(err, ErrBadMeta) {
-				t.Fatalf("ParseMeta error %v does not wrap ErrBadMeta", err)
+			var me *MetaError
+			if !errors.Is(err, ErrBadMeta) || !errors.As(err, &me) || me.Line < 1 || me.Column < 1 {
+				t.Fatalf("ParseMeta(%q) error %v: want a *MetaError with a line and column, wrapping ErrBadMeta", data, err)
+			}
+			if refErr == nil && !strings.HasPrefix(me.Msg, "want 0 or more") && !strings.Contains(me.Msg, "newer") && me.Key != "unit" {
+				t.Fatalf("ParseMeta(%q) error %v, but encoding/json takes it", data, err)
 			}
 			return
 		}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MetaFile and StacksFile are the names of the files of a run directory.
@@ -142,14 +144,90 @@ func (m *Meta) CtxSwitchesPerOp() float64 {
 // ErrBadMeta is wrapped by ParseMeta's errors.
 var ErrBadMeta = errors.New("bad run metadata")
 
-// ParseMeta reads run.json. Unknown fields are kept in Extra.
+// MetaError is a mistake in run.json, with its place. It wraps ErrBadMeta.
+type MetaError struct {
+	Line, Column int    // 1-based place (columns count characters); 0 when unknown
+	Key          string // the field the mistake is in ("sampler_health.samples"), if any
+	Msg          string // what is wrong: what was expected and what was found
+}
+
+// Error is "line N, column M: key: msg", without the parts that are unknown.
+func (e *MetaError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Column)
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func (e *MetaError) Unwrap() error { return ErrBadMeta }
+
+// metaErrorAt returns a MetaError placed at byte offset off of data.
+func metaErrorAt(data []byte, off int, key, msg string) *MetaError {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	line := 1 + bytes.Count(before, []byte{'\n'})
+	col := 1 + utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return &MetaError{Line: line, Column: col, Key: key, Msg: msg}
+}
+
+// ParseMeta reads run.json. Unknown fields are kept in Extra. Its errors
+// are *MetaError values (wrapping ErrBadMeta) that name the line and column
+// and the field, say what was expected and what was found
+// ("line 4, column 18: cpu_seconds: want a number, found \"3.88\""), or
+// errors of r.
 func ParseMeta(r io.Reader) (*Meta, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
+	var syntax json.RawMessage
+	if err := json.Unmarshal(data, &syntax); err != nil {
+		var se *json.SyntaxError
+		if !errors.As(err, &se) {
+			return nil, fmt.Errorf("%w: %w", ErrBadMeta, err)
+		}
+		// Offset is past the offending byte, or the length at the end.
+		if se.Offset >= int64(len(data)) && strings.Contains(se.Error(), "end of JSON input") {
+			return nil, metaErrorAt(data, len(data), "", "the JSON ends early: a value, a closing } or ] is missing")
+		}
+		return nil, metaErrorAt(data, int(se.Offset)-1, "", se.Error())
+	}
+	// The fields, where they are, each checked against its Go type.
+	pos := make(map[string]int) // field name -> offset of its value
+	if start := skipJSONSpace(data, 0); data[start] != '{' {
+		if string(syntax) != "null" { // null is no metadata
+			return nil, metaErrorAt(data, start, "", "want an object ({\"label\": ...}), found "+describeJSON(rawAt(data, start)))
+		}
+	} else if err := walkObject(data, start, func(key string, off int, raw json.RawMessage) *MetaError {
+		f, ok := metaFields[key]
+		if !ok {
+			// encoding/json matches names without regard to case.
+			for name, t := range metaFields {
+				if strings.EqualFold(name, key) {
+					key, f, ok = name, t, true
+				}
+			}
+		}
+		if !ok {
+			return nil // kept in Extra
+		}
+		pos[key] = off
+		return checkJSON(data, off, raw, f, key)
+	}); err != nil {
+		return nil, err
+	}
 	var m Meta
 	if err := json.Unmarshal(data, &m); err != nil {
+		// checkJSON took every mistake encoding/json finds; in case not:
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, metaErrorAt(data, int(te.Offset), te.Field, "want "+wantJSON(te.Type)+", found "+te.Value)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrBadMeta, err)
 	}
 	var all map[string]json.RawMessage
@@ -162,23 +240,235 @@ func ParseMeta(r io.Reader) (*Meta, error) {
 	if len(all) > 0 {
 		m.Extra = all
 	}
+	at := func(key, msg string) *MetaError {
+		if off, ok := pos[key]; ok {
+			return metaErrorAt(data, off, key, msg)
+		}
+		return &MetaError{Key: key, Msg: msg}
+	}
 	switch m.Unit {
 	case "", UnitSamples, UnitPeriod:
 	default:
-		return nil, fmt.Errorf("%w: unit %q: want %q or %q", ErrBadMeta, m.Unit, UnitSamples, UnitPeriod)
+		return nil, at("unit", fmt.Sprintf("want %q or %q, found %q", UnitSamples, UnitPeriod, m.Unit))
 	}
 	if m.Format > 1 {
-		return nil, fmt.Errorf("%w: format %d is newer than this flamediff understands (1)", ErrBadMeta, m.Format)
+		return nil, at("format", fmt.Sprintf("%d is newer than this flamediff understands (1)", m.Format))
 	}
-	switch {
-	case m.Operations < 0:
-		return nil, fmt.Errorf("%w: operations is negative (%d)", ErrBadMeta, m.Operations)
-	case m.CPUSecondsTotal < 0 || m.CPUUserSeconds < 0 || m.CPUSystemSeconds < 0:
-		return nil, fmt.Errorf("%w: cpu seconds are negative", ErrBadMeta)
-	case m.WindowSeconds < 0:
-		return nil, fmt.Errorf("%w: window_seconds is negative", ErrBadMeta)
+	float := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, f := range []struct {
+		key      string
+		negative bool
+		v        string
+	}{
+		{"operations", m.Operations < 0, strconv.FormatInt(m.Operations, 10)},
+		{"cpu_seconds", m.CPUSecondsTotal < 0, float(m.CPUSecondsTotal)},
+		{"cpu_user_seconds", m.CPUUserSeconds < 0, float(m.CPUUserSeconds)},
+		{"cpu_system_seconds", m.CPUSystemSeconds < 0, float(m.CPUSystemSeconds)},
+		{"window_seconds", m.WindowSeconds < 0, float(m.WindowSeconds)},
+	} {
+		if f.negative {
+			return nil, at(f.key, "want 0 or more, found "+f.v)
+		}
 	}
 	return &m, nil
+}
+
+// metaFields are Meta's fields by JSON name, with their types.
+var metaFields = func() map[string]reflect.Type {
+	t := reflect.TypeFor[Meta]()
+	fields := make(map[string]reflect.Type)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+		}
+	}
+	return fields
+}()
+
+// skipJSONSpace returns the offset of the first byte at or after off that
+// is not JSON white space, ':' or ',' (the bytes between tokens).
+func skipJSONSpace(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\n', '\r', ':', ',':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// rawAt returns the JSON value that starts at off.
+func rawAt(data []byte, off int) json.RawMessage {
+	var raw json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(data[off:])).Decode(&raw); err != nil {
+		return nil
+	}
+	return raw
+}
+
+// walkObject calls f with each key of the (valid) JSON object at offset
+// off, the offset of its value and the value.
+func walkObject(data []byte, off int, f func(key string, off int, raw json.RawMessage) *MetaError) *MetaError {
+	dec := json.NewDecoder(bytes.NewReader(data[off:]))
+	if _, err := dec.Token(); err != nil { // {
+		return metaErrorAt(data, off, "", err.Error())
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return metaErrorAt(data, off+int(dec.InputOffset()), "", err.Error())
+		}
+		key, _ := tok.(string)
+		voff := skipJSONSpace(data, off+int(dec.InputOffset()))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return metaErrorAt(data, voff, key, err.Error())
+		}
+		if err := f(key, voff, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkArray calls f with the offset and value of each element of the
+// (valid) JSON array at offset off.
+func walkArray(data []byte, off int, f func(i, off int, raw json.RawMessage) *MetaError) *MetaError {
+	dec := json.NewDecoder(bytes.NewReader(data[off:]))
+	if _, err := dec.Token(); err != nil { // [
+		return metaErrorAt(data, off, "", err.Error())
+	}
+	for i := 0; dec.More(); i++ {
+		voff := skipJSONSpace(data, off+int(dec.InputOffset()))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return metaErrorAt(data, voff, "", err.Error())
+		}
+		if err := f(i, voff, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkJSON checks that raw, the value at offset off, fits a field of
+// type t as encoding/json would fill it (null fits every type).
+func checkJSON(data []byte, off int, raw json.RawMessage, t reflect.Type, key string) *MetaError {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	bad := func(want string) *MetaError {
+		return metaErrorAt(data, off, key, "want "+want+", found "+describeJSON(raw))
+	}
+	isNumber := raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'
+	switch t.Kind() {
+	case reflect.String:
+		if raw[0] != '"' {
+			return bad(wantJSON(t))
+		}
+	case reflect.Bool:
+		if raw[0] != 't' && raw[0] != 'f' {
+			return bad(wantJSON(t))
+		}
+	case reflect.Float64:
+		if !isNumber {
+			return bad(wantJSON(t))
+		}
+		if _, err := strconv.ParseFloat(string(raw), 64); err != nil {
+			return bad("a number of at most 1.8e308")
+		}
+	case reflect.Int, reflect.Int64:
+		if !isNumber || bytes.ContainsAny(raw, ".eE") {
+			return bad(wantJSON(t))
+		}
+		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
+			if raw[0] == '-' {
+				return bad("a whole number of at least -9223372036854775808")
+			}
+			return bad("a whole number of at most 9223372036854775807")
+		}
+	case reflect.Uint64:
+		if !isNumber || bytes.ContainsAny(raw, ".eE") || raw[0] == '-' {
+			return bad(wantJSON(t))
+		}
+		if _, err := strconv.ParseUint(string(raw), 10, 64); err != nil {
+			return bad("a whole number of at most 18446744073709551615")
+		}
+	case reflect.Map:
+		if raw[0] != '{' {
+			return bad(wantJSON(t))
+		}
+		return walkObject(data, off, func(k string, off int, raw json.RawMessage) *MetaError {
+			return checkJSON(data, off, raw, t.Elem(), key+"."+k)
+		})
+	case reflect.Slice:
+		if raw[0] != '[' {
+			return bad(wantJSON(t))
+		}
+		return walkArray(data, off, func(i, off int, raw json.RawMessage) *MetaError {
+			return checkJSON(data, off, raw, t.Elem(), fmt.Sprintf("%s[%d]", key, i))
+		})
+	}
+	return nil
+}
+
+// wantJSON says in words what JSON value fills a field of type t.
+func wantJSON(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number of 0 or more"
+	case reflect.Map:
+		return "an object of " + plural(wantJSON(t.Elem()))
+	case reflect.Slice, reflect.Array:
+		return "an array of " + plural(wantJSON(t.Elem()))
+	}
+	return "a value of another kind"
+}
+
+// plural turns "a whole number of 0 or more" into "whole numbers of 0 or more".
+func plural(s string) string {
+	s = strings.TrimPrefix(s, "a ")
+	if head, tail, ok := strings.Cut(s, " of "); ok {
+		return head + "s of " + tail
+	}
+	return s + "s"
+}
+
+// describeJSON says what the JSON value raw is: its text for strings
+// (quoted, shortened), numbers, true and false; "an object", "an array".
+func describeJSON(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return strconv.Quote(shorten(s))
+		}
+	}
+	return shorten(string(bytes.TrimSpace(raw)))
 }
 
 // metaKeys are the JSON names of Meta's fields, from their tags.

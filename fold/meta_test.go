@@ -111,36 +111,66 @@ func TestWriteMeta(t *testing.T) {
 
 func TestParseMetaErrors(t *testing.T) {
 	tests := []struct {
-		in  string
-		msg string
+		name string
+		in   string
+		want string
 	}{
-		{`{"format": 2}`, "newer"},
-		{`{"operations": -1}`, "operations"},
-		{`{"cpu_seconds": -0.5}`, "cpu seconds"},
-		{`{"cpu_user_seconds": -1}`, "cpu seconds"},
-		{`{"cpu_system_seconds": -1}`, "cpu seconds"},
-		{`{"window_seconds": -6}`, "window_seconds"},
-		{`{"unit": "bytes"}`, "unit"},
-		{`{"label": 5}`, ""},
-		{`{"operations": 1.5}`, ""},
-		{`{"operations": 99999999999999999999}`, ""},
-		{`[1,2]`, ""},
-		{`{`, ""},
-		{``, ""},
-		{`{"a":1} x`, ""},
+		// Values of the wrong kind, placed at the value.
+		{"string for a number", "{\n  \"label\": \"10.5\",\n  \"operations\": 5,\n  \"cpu_seconds\": \"3.88\"\n}", `line 4, column 18: cpu_seconds: want a number, found "3.88"`},
+		{"bool for a number", `{"cpu_seconds": true}`, `line 1, column 17: cpu_seconds: want a number, found true`},
+		{"number for a string", `{"label": 5}`, `line 1, column 11: label: want a string, found 5`},
+		{"object for a string", `{"label": {"a": 1}}`, `line 1, column 11: label: want a string, found an object`},
+		{"fraction for a whole number", `{"operations": 1.5}`, `line 1, column 16: operations: want a whole number, found 1.5`},
+		{"exponent for a whole number", `{"samples": 1e3}`, `line 1, column 13: samples: want a whole number, found 1e3`},
+		{"whole number too large", `{"operations": 99999999999999999999}`, `line 1, column 16: operations: want a whole number of at most 9223372036854775807, found 99999999999999999999`},
+		{"whole number too small", `{"pid": -99999999999999999999}`, `line 1, column 9: pid: want a whole number of at least -9223372036854775808, found -99999999999999999999`},
+		{"number too large", `{"qps": 1e400}`, `line 1, column 9: qps: want a number of at most 1.8e308, found 1e400`},
+		{"string for a bool", `{"complete": "yes"}`, `line 1, column 14: complete: want true or false, found "yes"`},
+		{"string for a pointer to int", `{"workload_exit_code": "0"}`, `line 1, column 24: workload_exit_code: want a whole number, found "0"`},
+		{"array for a map", `{"sampler_health": [1]}`, `line 1, column 20: sampler_health: want an object of whole numbers of 0 or more, found an array`},
+		{"negative in a map", "{\"sampler_health\": {\"samples\": 3,\n  \"map_full\": -1}}", `line 2, column 15: sampler_health.map_full: want a whole number of 0 or more, found -1`},
+		{"number in a string array", `{"warnings": ["a", 2]}`, `line 1, column 20: warnings[1]: want a string, found 2`},
+		{"string for an array", `{"warnings": "lost"}`, `line 1, column 14: warnings: want an array of strings, found "lost"`},
+		{"name in another case", `{"CPU_Seconds": "x"}`, `line 1, column 17: cpu_seconds: want a number, found "x"`},
+		{"column counts characters", `{"workload": "é", "qps": "x"}`, `line 1, column 26: qps: want a number, found "x"`},
+		// Values of the right kind that are not allowed.
+		{"format too new", `{"format": 2}`, `line 1, column 12: format: 2 is newer than this flamediff understands (1)`},
+		{"negative operations", `{"operations": -1}`, `line 1, column 16: operations: want 0 or more, found -1`},
+		{"negative cpu seconds", `{"cpu_seconds": -0.5}`, `line 1, column 17: cpu_seconds: want 0 or more, found -0.5`},
+		{"negative user seconds", `{"cpu_user_seconds": -1}`, `line 1, column 22: cpu_user_seconds: want 0 or more, found -1`},
+		{"negative system seconds", `{"cpu_system_seconds": -1}`, `line 1, column 24: cpu_system_seconds: want 0 or more, found -1`},
+		{"negative window", "{\n\t\"window_seconds\": -6}", `line 2, column 20: window_seconds: want 0 or more, found -6`},
+		{"unknown unit", `{"unit": "bytes"}`, `line 1, column 10: unit: want "samples" or "period", found "bytes"`},
+		// Not an object, or not JSON.
+		{"array", `[1,2]`, `line 1, column 1: want an object ({"label": ...}), found an array`},
+		{"string", "\n  \"run\"", `line 2, column 3: want an object ({"label": ...}), found "run"`},
+		{"unclosed", `{`, `line 1, column 2: the JSON ends early: a value, a closing } or ] is missing`},
+		{"empty", ``, `line 1, column 1: the JSON ends early: a value, a closing } or ] is missing`},
+		{"trailing text", `{"a":1} x`, `line 1, column 9: invalid character 'x' after top-level value`},
+		{"missing colon", "{\n\"label\" \"x\"}", `line 2, column 9: invalid character '"' after object key`},
+		{"trailing comma", `{"a": 1,}`, `line 1, column 9: invalid character '}' looking for beginning of object key string`},
 	}
 	for _, tt := range tests {
 		m, err := ParseMeta(strings.NewReader(tt.in))
-		if !errors.Is(err, ErrBadMeta) || m != nil {
-			t.Errorf("ParseMeta(%q) = %v, %v, want nil and an error wrapping ErrBadMeta", tt.in, m, err)
+		var me *MetaError
+		if !errors.Is(err, ErrBadMeta) || !errors.As(err, &me) || m != nil {
+			t.Errorf("%s: ParseMeta(%q) = %v, %v, want nil and a *MetaError wrapping ErrBadMeta", tt.name, tt.in, m, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), tt.msg) {
-			t.Errorf("ParseMeta(%q) error = %q, want it to mention %q", tt.in, err, tt.msg)
+		if err.Error() != tt.want {
+			t.Errorf("%s: ParseMeta(%q) error = %q, want %q", tt.name, tt.in, err, tt.want)
 		}
 	}
 	if _, err := ParseMeta(&failReader{err: errors.New("boom")}); err == nil {
 		t.Errorf("ParseMeta(failing reader) = nil error, want one")
+	}
+	// Unknown fields of any kind are kept, not checked; null fits every field.
+	m, err := ParseMeta(strings.NewReader(`{"label": null, "future": "x", "complete": null, "sampler_health": {"samples": null}}`))
+	if err != nil || m.Extra["future"] == nil {
+		t.Errorf("ParseMeta(unknown field, nulls) = %+v, %v, want no error and the unknown field in Extra", m, err)
+	}
+	if m, err := ParseMeta(strings.NewReader(`null`)); err != nil || m == nil {
+		t.Errorf("ParseMeta(null) = %v, %v, want empty metadata", m, err)
 	}
 }
 
