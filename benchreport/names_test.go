@@ -193,7 +193,7 @@ func TestCodeSpan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := codeSpan(tt.in); got != tt.want {
+			if got := names.CodeSpan(tt.in); got != tt.want {
 				t.Errorf("codeSpan(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})

@@ -77,7 +77,7 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 			for i, c := range row {
 				cells[i] = mdText(c.text)
 				if c.name {
-					cells[i] = strings.Repeat("\u00a0\u00a0", c.level) + codeSpan(c.text)
+					cells[i] = strings.Repeat("\u00a0\u00a0", c.level) + names.CodeSpan(c.text)
 				}
 			}
 			line(cells)
@@ -95,29 +95,6 @@ func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
 // the text reads the same once rendered.
 func mdText(s string) string {
 	return strings.ReplaceAll(s, "`", "\\`")
-}
-
-// codeSpan returns s as a markdown code span that renders as s exactly:
-// backslash escapes do not work inside code spans, so the span is
-// delimited by one backtick more than the longest run of backticks in s,
-// with a space inside each end when s starts or ends with a backtick or
-// with a space at both ends (the space each end that CommonMark strips).
-func codeSpan(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
-		len(s) >= 2 && s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "" {
-		s = " " + s + " "
-	}
-	return fence + s + fence
 }
 
 // WriteSummary writes a short summary for the terminal: the rQPS table,

@@ -252,7 +252,14 @@ func (n *Node) finish(total, root int64) {
 // subtree branches; they are listed whatever the depth. At most max callees
 // are listed (6 when max <= 0), then "others" with the sum of the rest.
 // Rows of stacks ending in unresolved frames are not listed.
-func (r *SubtreeResult) Summary(max int) string {
+func (r *SubtreeResult) Summary(max int) string { return r.SummaryWith(max, nil) }
+
+// SummaryWith is Summary with every function name passed through name (a
+// table shortens long names so), or as it is when name is nil.
+func (r *SubtreeResult) SummaryWith(max int, name func(string) string) string {
+	if name == nil {
+		name = func(s string) string { return s }
+	}
 	if max <= 0 {
 		max = summaryChildren
 	}
@@ -262,9 +269,9 @@ func (r *SubtreeResult) Summary(max int) string {
 		root.finish(r.Total, root.Value)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %.2f%%", root.Name, root.Pct)
+	fmt.Fprintf(&b, "%s %.2f%%", name(root.Name), root.Pct)
 	if len(root.Chain) > 1 && root.EndValue != root.Value {
-		fmt.Fprintf(&b, " → %s %.2f%%", root.Chain[len(root.Chain)-1], root.EndPct)
+		fmt.Fprintf(&b, " → %s %.2f%%", name(root.Chain[len(root.Chain)-1]), root.EndPct)
 	}
 	var kids []*Node
 	for _, c := range root.Children {
@@ -288,7 +295,7 @@ func (r *SubtreeResult) Summary(max int) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %.2f%%", c.Name, c.Pct)
+		fmt.Fprintf(&b, "%s %.2f%%", name(c.Name), c.Pct)
 	}
 	return b.String()
 }

@@ -46,6 +46,9 @@ type RunFigures struct {
 	Label string
 	Total int64
 	Unit  string
+	// CountUnit is what one count stands for: "ns", "period" or "samples"
+	// (fold.Profile.CountUnit), as every table and tooltip names it.
+	CountUnit string
 	// HasPerOp says whether Meta.HasPerOp(); the fields below are 0 without it.
 	HasPerOp      bool
 	CPUSeconds    float64
@@ -114,7 +117,7 @@ func Summarize(p *fold.Profile, opts Options) *Summary {
 }
 
 func runFigures(p *fold.Profile, label string) RunFigures {
-	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit}
+	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit, CountUnit: p.CountUnit()}
 	if f.Unit == "" {
 		f.Unit = fold.UnitSamples
 	}

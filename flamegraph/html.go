@@ -71,11 +71,12 @@ p.note { color: #444; font-size: 0.9em; overflow-wrap: anywhere; }
 </html>
 `))
 
-// CellWidth is the most runes a cell of a non-numeric column shows: a
-// longer one (a C++ name can run to thousands of characters) is shortened
-// in the middle (names.Shorten), with the whole text as its tooltip, so
-// that one name does not push a table off the page.
-const CellWidth = 80
+// CellWidth is the most runes a name in a cell of a non-numeric column
+// shows: a longer one (a C++ name can run to thousands of characters) is
+// shortened in the middle (names.ShortenChain: each function of a chain
+// "a → b" on its own), with the whole text as the cell's tooltip, so that
+// one name does not push a table off the page.
+const CellWidth = names.Width
 
 // WritePage writes p as one HTML document with everything inline (styles,
 // the SVG and its script): no external file or network access. Table cells,
@@ -121,7 +122,7 @@ func WritePage(w io.Writer, p Page) error {
 			for i, c := range r {
 				cells[i] = pageCell{Text: c, Numeric: t.Columns[i].Numeric}
 				if !cells[i].Numeric {
-					if short := names.Shorten(c, CellWidth); short != c {
+					if short := names.ShortenChain(c, CellWidth); short != c {
 						cells[i].Text, cells[i].Title = short, c
 					}
 				}

@@ -153,21 +153,11 @@ func (o Options) withDefaults(p *fold.Profile) Options {
 	return o
 }
 
-// CountName names what a profile's values count, for tooltips, by one rule
-// that the report tables follow too: Unit "period" with Event "cpu-clock" or
-// "task-clock" (exactly: an event with modifiers, "cpu-clock:u", is not one
-// of them) counts nanoseconds of CPU, "ns"; Unit "period" with any other
-// event, "period"; any other Unit (empty included), "samples".
-func CountName(p *fold.Profile) string {
-	if p.Unit != fold.UnitPeriod {
-		return "samples"
-	}
-	switch p.Event {
-	case "cpu-clock", "task-clock":
-		return "ns"
-	}
-	return "period"
-}
+// CountName names what a profile's values count, for tooltips: the one
+// rule of fold.Profile.CountUnit that the report tables follow too (ns for
+// period sums of cpu-clock or task-clock, modifiers included; period for
+// other events' periods; else samples).
+func CountName(p *fold.Profile) string { return p.CountUnit() }
 
 // Errors of Layout and LayoutDiff, wrapped with context.
 var (

@@ -338,7 +338,7 @@ func TestCountName(t *testing.T) {
 		{"period of task-clock", "period", "task-clock", "ns"},
 		{"period of another event", "period", "cycles", "period"},
 		{"period of no event", "period", "", "period"},
-		{"period of a clock event with modifiers", "period", "cpu-clock:u", "period"},
+		{"period of a clock event with modifiers", "period", "cpu-clock:u", "ns"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -282,7 +282,7 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 			ts.rows = append(ts.rows, cells)
 		}
 		for i, sum := range r.Summaries {
-			ts.notes = append(ts.notes, labs[i]+": "+sum.Subtrees[ti].Summary(0))
+			ts.notes = append(ts.notes, labs[i]+": "+sum.Subtrees[ti].SummaryWith(0, noteName(format)))
 		}
 		ts.notes = append(ts.notes, subtreeNotes(t.SkippedUnresolved, chains, t.Threshold)...)
 		d.sections = append(d.sections, ts)

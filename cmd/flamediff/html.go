@@ -98,10 +98,10 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 		if err != nil {
 			return fmt.Errorf("html: %w", err)
 		}
-		doc = diffDocument(r, in.expls, opts.Top, opts.Explain, completenessWarnings(r.Summaries), formatTable)
+		doc = diffDocument(r, in.expls, opts.Top, opts.Explain, completenessWarnings(r.Summaries), formatHTML)
 	} else {
 		sum := diff.Summarize(in.ps[0], dopts)
-		doc = reportDocument(sum, in.expls[0], opts.Top, opts.Explain, completenessWarnings([]*diff.Summary{sum}), formatTable)
+		doc = reportDocument(sum, in.expls[0], opts.Top, opts.Explain, completenessWarnings([]*diff.Summary{sum}), formatHTML)
 	}
 	var buf bytes.Buffer
 	if err := flamegraph.WritePage(&buf, htmlPage(doc, g)); err != nil {

@@ -26,6 +26,7 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 		if err != nil {
 			return nil, err
 		}
+		p.InferClockPeriod()
 		warnSkipped(s, "stdin", p)
 		return p, nil
 	}
@@ -38,6 +39,7 @@ func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, erro
 		if err != nil {
 			return nil, err
 		}
+		p.InferClockPeriod()
 		warnSkipped(s, path, p)
 		return p, nil
 	}

@@ -154,7 +154,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		if err != nil {
 			return err
 		}
-		ps[i] = p
+		ps[i] = cleanNames(p)
 	}
 	sug, err := symbolmap.Suggest(m, ps[0], ps[1], symbolmap.SuggestOptions{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,

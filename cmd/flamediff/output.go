@@ -18,6 +18,8 @@ package main
 //	profile = {
 //	  "label": string,            // run.json label, else the file name
 //	  "unit": "samples"|"period", // what "total" and every value count
+//	  "count_unit": "samples"|"ns"|"period", // the same, as tables and flame graphs name it:
+//	                              //   ns for period sums of cpu-clock (CPU nanoseconds)
 //	  "total": int,               // sum of all stack values
 //	  "cpu_seconds": float,       // optional: process CPU over the window
 //	  "operations": int,          // optional: operations in the window
@@ -122,6 +124,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -136,6 +139,10 @@ const (
 )
 
 var formats = []string{formatTable, formatJSON, formatCSV, formatMarkdown}
+
+// formatHTML is the document format of flamediff html's tables (not a
+// --format value): as table, with names whole for the page to shorten.
+const formatHTML = "html"
 
 func checkFormat(f string) error {
 	for _, ok := range formats {
@@ -263,10 +270,11 @@ func writeMarkdownTable(w io.Writer, s section) {
 	}
 }
 
-// mdName formats a name for a markdown cell; indent is kept with
-// non-breaking spaces so that tree levels show.
+// mdName formats a name for a markdown cell, in a code span that shows it
+// as it is (names.CodeSpan); indent is kept with non-breaking spaces so
+// that tree levels show.
 func mdName(name string, level int) string {
-	return strings.Repeat("\u00a0\u00a0", level) + "`" + strings.ReplaceAll(name, "`", "'") + "`"
+	return strings.Repeat("\u00a0\u00a0", level) + names.CodeSpan(name)
 }
 
 // treeName indents a subtree node for the terminal table.
@@ -275,6 +283,11 @@ func treeName(name string, level int) string {
 }
 
 func writeCSV(w io.Writer, header []string, rows [][]string) error {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = names.Clean(c)
+		}
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return err
@@ -354,6 +367,7 @@ type jsonCompleteness struct {
 type jsonProfile struct {
 	Label            string            `json:"label"`
 	Unit             string            `json:"unit"`
+	CountUnit        string            `json:"count_unit"`
 	Total            int64             `json:"total"`
 	CPUSeconds       *float64          `json:"cpu_seconds,omitempty"`
 	Operations       *int64            `json:"operations,omitempty"`
@@ -367,7 +381,7 @@ type jsonProfile struct {
 
 func toJSONProfile(s *diff.Summary) jsonProfile {
 	f := s.Profile
-	j := jsonProfile{Label: f.Label, Unit: f.Unit, Total: f.Total}
+	j := jsonProfile{Label: f.Label, Unit: f.Unit, CountUnit: f.CountUnit, Total: f.Total}
 	if f.HasPerOp {
 		ops := f.Operations
 		j.CPUSeconds = &f.CPUSeconds

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -236,7 +237,27 @@ func loadMapped(ctx context.Context, s *streams, load profileLoader, path string
 	if mp.Meta == nil && p.Meta != nil {
 		mp.Meta = p.Meta
 	}
-	return mp, expl, nil
+	return cleanNames(mp), expl, nil
+}
+
+// cleanNames replaces invalid UTF-8 in frame names by U+FFFD (names.Clean),
+// once, so that every output made from the profile (tables, markdown, CSV,
+// JSON, SVG, HTML) shows the same name. Folded and pprof output (fold)
+// keep the input's bytes.
+func cleanNames(p *fold.Profile) *fold.Profile {
+	dirty := false
+	for _, s := range p.Stacks {
+		for _, f := range s.Frames {
+			if !utf8.ValidString(f) {
+				dirty = true
+				break
+			}
+		}
+	}
+	if !dirty {
+		return p
+	}
+	return p.MapFrames(func(_ int, name string) (string, bool) { return names.Clean(name), true })
 }
 
 // diffOptions turns the map and flags into diff.Options.
@@ -355,12 +376,19 @@ func top[T any](xs []T, n int) []T {
 	return xs
 }
 
-// nameCell formats a function name for the table or markdown output.
+// nameCell formats a function name (or a chain "a → b") for the table,
+// markdown or HTML output: invalid UTF-8 replaced and, in tables and
+// markdown, each name longer than names.Width runes shortened in the middle
+// (the HTML page shortens them itself, with the whole name as tooltip;
+// JSON and CSV keep names whole).
 func nameCell(format, name string, level int) string {
-	if format == formatMarkdown {
-		return mdName(name, level)
+	switch format {
+	case formatMarkdown:
+		return mdName(names.ShortenChain(name, names.Width), level)
+	case formatHTML:
+		return treeName(names.Clean(name), level)
 	}
-	return treeName(name, level)
+	return treeName(names.ShortenChain(name, names.Width), level)
 }
 
 // rowCell formats a subtree row's name (a function, or a chain "a → b";
@@ -409,7 +437,7 @@ func runSection(sums []*diff.Summary, format string) section {
 	}
 	for _, sum := range sums {
 		f := sum.Profile
-		row := []string{f.Label, f.Unit, itoa(f.Total), "-", "-", "-", "-", "-", "-"}
+		row := []string{f.Label, f.CountUnit, itoa(f.Total), "-", "-", "-", "-", "-", "-"}
 		if f.HasPerOp {
 			row[3], row[4], row[7] = f2(f.CPUSeconds), itoa(f.Operations), f2(f.MicrosPerOp)
 		}
@@ -448,7 +476,7 @@ func rewritesSection(title string, e *symbolmap.Explanation, format string) sect
 }
 
 func reportDocument(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain bool, warnings []string, format string) *document {
-	d := &document{title: fmt.Sprintf("Profile %s: %d %s", sum.Profile.Label, sum.Profile.Total, sum.Profile.Unit)}
+	d := &document{title: fmt.Sprintf("Profile %s: %d %s", sum.Profile.Label, sum.Profile.Total, sum.Profile.CountUnit)}
 	perOp := sum.Profile.HasPerOp
 	d.sections = append(d.sections, runSection([]*diff.Summary{sum}, format))
 	fs := section{
@@ -482,9 +510,9 @@ func reportDocument(sum *diff.Summary, expl *symbolmap.Explanation, n int, expla
 	}
 	for _, t := range sum.Subtrees {
 		ts := section{
-			title: fmt.Sprintf("Subtree %s (depth %d)", t.Root.Name, t.Depth),
+			title: fmt.Sprintf("Subtree %s (depth %d)", noteName(format)(t.Root.Name), t.Depth),
 			cols:  []column{{"function", false}, {"value", true}, {"self", true}, {"% of total", true}, {"% of root", true}},
-			notes: []string{t.Summary(0)},
+			notes: []string{t.SummaryWith(0, noteName(format))},
 		}
 		if perOp {
 			ts.cols = append(ts.cols, column{"µs/op", true})
@@ -574,4 +602,13 @@ func reportJSON(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain b
 		j.Rewrites = toJSONRewrites(expl)
 	}
 	return j
+}
+
+// noteName formats a function name in a sentence under a table: shortened
+// like the table's cells (the HTML page's notes wrap and keep it whole).
+func noteName(format string) func(string) string {
+	if format == formatHTML {
+		return names.Clean
+	}
+	return func(s string) string { return names.Shorten(s, names.Width) }
 }

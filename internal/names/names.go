@@ -53,3 +53,44 @@ func Plural(n int, word string) string {
 	}
 	return strconv.Itoa(n) + " " + word + "s"
 }
+
+// Width is the most runes a name takes in a table cell (text, markdown,
+// HTML) before Shorten cuts its middle out.
+const Width = 80
+
+// ChainSeparator joins the functions of a call chain in one cell.
+const ChainSeparator = " → "
+
+// ShortenChain shortens each function of a cell that may hold a call chain
+// ("a → b → c") to max runes, so that a chain of ordinary names stays whole
+// and one long name does not push a column off the page.
+func ShortenChain(s string, max int) string {
+	parts := strings.Split(Clean(s), ChainSeparator)
+	for i, p := range parts {
+		parts[i] = Shorten(p, max)
+	}
+	return strings.Join(parts, ChainSeparator)
+}
+
+// CodeSpan returns s as a markdown code span that shows s unchanged: the
+// fence is one backtick longer than the longest run of backticks in s
+// (backslashes do not escape inside code spans), with a space inside each
+// fence where s starts or ends with a backtick or a space, as CommonMark
+// strips one. A | must still be written \| inside a table cell.
+func CodeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		len(s) >= 2 && s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}

@@ -1,6 +1,7 @@
 package names
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -50,6 +51,32 @@ func TestPlural(t *testing.T) {
 	}{{0, "0 arguments"}, {1, "1 argument"}, {2, "2 arguments"}} {
 		if got := Plural(tc.n, "argument"); got != tc.want {
 			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestShortenChain(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct{ in, want string }{
+		{"a → b → c", "a → b → c"},
+		{"a → " + long, "a → " + Shorten(long, Width)},
+		{long + " → b", Shorten(long, Width) + " → b"},
+	} {
+		if got := ShortenChain(tc.in, Width); got != tc.want {
+			t.Errorf("ShortenChain(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCodeSpan(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "`plain`"},
+		{"operator|(a`b)", "``operator|(a`b)``"},
+		{"`quoted`", "`` `quoted` ``"},
+		{"a``b", "```a``b```"},
+	} {
+		if got := CodeSpan(tc.in); got != tc.want {
+			t.Errorf("CodeSpan(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
