@@ -24,6 +24,11 @@ type HTMLOptions struct {
 	Depth   int
 	Threads bool
 	Explain bool
+	// KeepUnresolved, NoCollapse and CollapseThreshold shape the --root
+	// breakdowns as in report and diff (the page's notes name them).
+	KeepUnresolved    bool
+	NoCollapse        bool
+	CollapseThreshold float64
 	// Load reads a profile; nil means loadProfile.
 	Load profileLoader
 }
@@ -40,7 +45,8 @@ file: no script, style or font is loaded from anywhere, so it can be mailed
 or attached to a ticket.
 
 Flame graph flags are those of flamediff svg; --top, --root, --depth,
---threads and --explain shape the tables as in report and diff.`,
+--threads, --explain, --keep-unresolved, --no-collapse and
+--collapse-threshold shape the tables as in report and diff.`,
 		Example: `  flamediff html -o 10.11.html --root mysqld_stmt_execute testdata/runs/mariadb-10.11-update-index
   flamediff html --diff --map examples/symbolmaps/mariadb.yaml --root mysqld_stmt_execute -o diff.html \
       testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index`,
@@ -55,6 +61,9 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 			if opts.Depth < 0 {
 				return usageError("--depth %d: want 0 or more", opts.Depth)
 			}
+			if !(opts.CollapseThreshold > 0 && opts.CollapseThreshold <= 1) {
+				return usageError("--collapse-threshold %g: want a share above 0 and at most 1", opts.CollapseThreshold)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -63,11 +72,14 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 	}
 	opts.register(cmd)
 	f := cmd.Flags()
-	f.IntVar(&opts.Top, "top", 30, "show the first `N` functions in the tables (0: all)")
+	f.IntVar(&opts.Top, "top", 30, "show the first `N` rows of the function tables (0: all); --root breakdowns are limited by --depth, not --top")
 	f.StringArrayVar(&opts.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
 	f.IntVar(&opts.Depth, "depth", 2, "levels of callees under each --root")
 	f.BoolVar(&opts.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
 	f.BoolVar(&opts.Explain, "explain", false, "add a table of which map rule turned which original symbol into which name")
+	f.BoolVar(&opts.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
+	f.BoolVar(&opts.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
+	f.Float64Var(&opts.CollapseThreshold, "collapse-threshold", diff.DefaultCollapseThreshold, "share `F` (0 < F <= 1) of its caller a callee must hold to share its row in --root breakdowns")
 	return cmd
 }
 
@@ -84,12 +96,14 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 	if err != nil {
 		return err
 	}
+	warnCut(opts.IO, g)
 	roots, err := resolveRoots(opts.Roots, in.ps, in.expls)
 	if err != nil {
 		return err
 	}
 	cf := commonFlags{MapFile: opts.MapFile, Format: formatTable, Top: opts.Top, Roots: roots, Depth: opts.Depth,
-		Threads: opts.Threads, Explain: opts.Explain, CollapseThreshold: diff.DefaultCollapseThreshold}
+		Threads: opts.Threads, Explain: opts.Explain, KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse,
+		CollapseThreshold: opts.CollapseThreshold}
 	dopts := diffOptions(in.m, &cf, roots)
 	dopts.Labels = in.labels
 	var doc *document

@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -115,5 +117,50 @@ func TestNamesInEveryOutput(t *testing.T) {
 	}
 	if !strings.Contains(page, ">"+strings.ReplaceAll(strings.ReplaceAll(short, "<", "&lt;"), ">", "&gt;")+"<") {
 		t.Error("HTML cell of the long name is not shortened")
+	}
+}
+
+// TestHTMLNamesOnlyItsFlags: every flag the HTML page mentions is one that
+// flamediff html accepts.
+func TestHTMLNamesOnlyItsFlags(t *testing.T) {
+	cmd := newHTMLCmd(&streams{}, nil)
+	for _, args := range [][]string{
+		{"html", "--root", "mysqld_stmt_execute", "--depth", "3", "--explain", "--map", "../../examples/symbolmaps/mariadb.yaml", "../../testdata/runs/mariadb-10.11-update-index"},
+		{"html", "--diff", "--root", "mysqld_stmt_execute", "--map", "../../examples/symbolmaps/mariadb.yaml", "../../testdata/runs/mariadb-10.11-update-index", "../../testdata/runs/mariadb-11.8-update-index"},
+	} {
+		code, page, errOut := runArgs(args...)
+		if code != exitOK {
+			t.Fatalf("flamediff %v: exit %d: %s", args, code, errOut)
+		}
+		seen := 0
+		for _, m := range flagMention.FindAllStringSubmatch(page, -1) {
+			seen++
+			if cmd.Flags().Lookup(m[1]) == nil {
+				t.Errorf("flamediff %v: the page names --%s, which html does not accept", args[:2], m[1])
+			}
+		}
+		if seen == 0 {
+			t.Errorf("flamediff %v: the page names no flag; the test looks for none", args[:2])
+		}
+	}
+}
+
+var flagMention = regexp.MustCompile(`(?:^|[\s(>])--([a-z][a-z-]+)`)
+
+// TestSVGDeepStackCut: a stack deeper than a browser can draw is cut, and
+// the command says so.
+func TestSVGDeepStackCut(t *testing.T) {
+	dir := t.TempDir()
+	frames := make([]string, 20000)
+	for i := range frames {
+		frames[i] = "f" + strconv.Itoa(i)
+	}
+	in := filepath.Join(dir, "deep.folded")
+	if err := os.WriteFile(in, []byte(strings.Join(frames, ";")+" 1\nmain;other 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, svg, errOut := runArgs("svg", in)
+	if code != exitOK || !strings.Contains(errOut, "warning: stacks deeper than") || !strings.Contains(svg, "stacks deeper than") {
+		t.Errorf("svg of a 20,000-frame stack: exit %d, stderr %q; want a warning and a note in the graph", code, errOut)
 	}
 }

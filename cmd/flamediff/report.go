@@ -45,7 +45,7 @@ func (c *commonFlags) register(cmd *cobra.Command) {
 	f.StringVar(&c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(formats...))
 	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
-	f.IntVar(&c.Top, "top", 30, "show the first `N` functions (0: all)")
+	f.IntVar(&c.Top, "top", 30, "show the first `N` rows of the function tables (0: all); --root breakdowns are limited by --depth, not --top")
 	f.StringArrayVar(&c.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
 	f.IntVar(&c.Depth, "depth", 2, "levels of callees under each --root")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")

@@ -321,9 +321,18 @@ func runSVG(ctx context.Context, opts *SVGOptions) error {
 	if err != nil {
 		return err
 	}
+	warnCut(opts.IO, g)
 	var buf bytes.Buffer
 	if err := g.WriteSVG(&buf); err != nil {
 		return err
 	}
 	return writeOutput(opts.IO, out, buf.Bytes())
+}
+
+// warnCut says on stderr what a graph too deep to draw left out (the graph
+// says it too, under its title).
+func warnCut(s *streams, g *flamegraph.Graph) {
+	if note := g.CutNote(); note != "" {
+		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s\n", note)
+	}
 }
