@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -101,9 +102,28 @@ var controlBytes = func() (t [256]bool) {
 }()
 
 // indexControl returns the index of the first control byte of b, or -1.
+// It looks at eight bytes at a time: the words with no byte below 0x09
+// and none in 0x0e-0x1f (most words) are passed over.
 func indexControl(b []byte) int {
-	for i, c := range b {
-		if controlBytes[c] {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+		lows  = 0x7f7f7f7f7f7f7f7f
+	)
+	// Any byte < 0x09, or in (0x0d, 0x20): the exact word tests of "Bit
+	// Twiddling Hacks" (hasless, hasbetween).
+	control := func(x uint64) uint64 {
+		low := x & lows
+		return ((x-ones*0x09)&^x | (ones*(127+0x20)-low)&^x&(low+ones*(127-0x0d))) & highs
+	}
+	i := 0
+	for ; i+16 <= len(b); i += 16 {
+		if control(binary.LittleEndian.Uint64(b[i:]))|control(binary.LittleEndian.Uint64(b[i+8:])) != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if controlBytes[b[i]] {
 			return i
 		}
 	}

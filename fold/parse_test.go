@@ -319,3 +319,30 @@ func TestParseErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// indexControl passes over eight bytes at a time: every byte value at
+// every place of a word, and the first of two control bytes.
+func TestIndexControl(t *testing.T) {
+	for c := range 256 {
+		for p := range 41 {
+			b := []byte(strings.Repeat("a\t\n\r\v\f é\x7f\xff", 5)[:41])
+			b[p] = byte(c)
+			want := -1
+			if isControl(byte(c)) {
+				want = p
+			}
+			if got := indexControl(b); got != want {
+				t.Fatalf("indexControl(%q) = %d, want %d", b, got, want)
+			}
+			if p+3 < len(b) {
+				b[p+3] = 0
+				if want < 0 {
+					want = p + 3
+				}
+				if got := indexControl(b); got != want {
+					t.Fatalf("indexControl(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}
