@@ -24,7 +24,12 @@ const chunkSize = 4 << 20
 // the number of distinct stacks and frames, not with the input size.
 //
 // Lines that are neither a sample header nor a stack line are counted in
-// Skipped, or, with strict, make ParsePerfScript return a *ParseError.
+// Skipped, or, with strict, make ParsePerfScript return a *ParseError. A
+// line with a NUL or another control byte (ErrBinaryText) and sample
+// values that add up to more than an int64 holds (ErrOverflow, naming the
+// header of the sample that passes it) are *ParseErrors even when not
+// strict; the error of the earliest line is returned, however the input
+// was cut into chunks.
 func ParsePerfScript(r io.Reader, opts PerfOptions, strict bool) (*Profile, error) {
 	return parsePerf(r, opts, strict, runtime.GOMAXPROCS(0))
 }
