@@ -288,15 +288,13 @@ func scan(lines []line) *scanner {
 				case (c == '|' || c == '>') && !flow:
 					blockIndent = indent
 					break chars
-				case c == '&' || c == '!':
-					for i+1 < len(s) && !space(i+1) && !(flow && flowInd(s[i+1])) {
+				case c == '&' || c == '!' || c == '*': // anchor, tag, alias
+					for i+1 < len(s) && !space(i+1) && (!flow || !flowInd(s[i+1])) {
 						i++
 					}
-				case c == '*':
-					for i+1 < len(s) && !space(i+1) && !(flow && flowInd(s[i+1])) {
-						i++
+					if c == '*' {
+						state = after
 					}
-					state = after
 				default:
 					state = inPlain
 				}
