@@ -115,18 +115,26 @@ type SubtreeDiff struct {
 // AttributionPart is one subsystem's share of a change in CPU per operation.
 type AttributionPart struct {
 	Subsystem string
-	Delta     float64 // µs/op, a whole number of hundredths
+	// Base and Target are the subsystem's µs/op in each profile as shown
+	// (whole hundredths that add up to the profile's shown cpu/o); Delta
+	// is Target − Base.
+	Base, Target float64
+	Delta        float64 // µs/op, a whole number of hundredths
 }
 
 // Attribution splits the change in CPU µs per operation between the base
-// and one target among subsystems.
+// and one target among subsystems, with one rounding: every figure is
+// rounded once, to 0.01 µs, and every difference is taken between rounded
+// figures, so that a table and a sentence of the same report show the same
+// numbers and they add up.
 //
-// Delta is the target's µs/op minus the base's, rounded to 0.01 µs; each
-// part is the change of that subsystem's µs/op (its share × the profile's
-// µs/op), rounded to 0.01 µs by the largest-remainder method, so that the
-// parts, counted in hundredths of a µs, add up exactly to Delta: printed
-// with %.2f they add up to the printed total. Parts are sorted by absolute
-// size, largest first, ties in subsystem order.
+// Delta is the target's µs/op rounded minus the base's rounded (what a
+// reader gets from the two cpu/o figures shown). In each profile the
+// subsystems' µs/op (share × the profile's µs/op) are rounded to 0.01 µs by
+// the largest-remainder method, so that they add up exactly to the
+// profile's rounded µs/op; each part's Delta is the difference of those,
+// and the parts add up exactly to Delta. Parts are sorted by absolute size,
+// largest first, ties in subsystem order.
 type Attribution struct {
 	Base, Target      string
 	BaseMicrosPerOp   float64
@@ -336,28 +344,34 @@ func attribute(base, target *Summary) Attribution {
 		Base: base.Profile.Label, Target: target.Profile.Label,
 		BaseMicrosPerOp: base.Profile.MicrosPerOp, TargetMicrosPerOp: target.Profile.MicrosPerOp,
 	}
-	totalH := int64(math.Round((target.Profile.MicrosPerOp - base.Profile.MicrosPerOp) * 100))
-	a.Delta = float64(totalH) / 100
+	baseH := int64(math.Round(base.Profile.MicrosPerOp * 100))
+	targetH := int64(math.Round(target.Profile.MicrosPerOp * 100))
+	a.Delta = float64(targetH-baseH) / 100
 	// Subsystems in the base's order (targets may add names).
 	var names []string
-	raw := make(map[string]float64)
+	idx := make(map[string]int)
+	var bvals, tvals []float64
+	add := func(name string) int {
+		i, ok := idx[name]
+		if !ok {
+			i = len(names)
+			idx[name] = i
+			names = append(names, name)
+			bvals, tvals = append(bvals, 0), append(tvals, 0)
+		}
+		return i
+	}
 	for _, s := range base.Subsystems {
-		names = append(names, s.Name)
-		raw[s.Name] -= s.MicrosPerOp * 100
+		bvals[add(s.Name)] = s.MicrosPerOp * 100
 	}
 	for _, s := range target.Subsystems {
-		if _, ok := raw[s.Name]; !ok {
-			names = append(names, s.Name)
-		}
-		raw[s.Name] += s.MicrosPerOp * 100
+		tvals[add(s.Name)] = s.MicrosPerOp * 100
 	}
-	vals := make([]float64, len(names))
+	bh := largestRemainder(bvals, baseH)
+	th := largestRemainder(tvals, targetH)
 	for i, n := range names {
-		vals[i] = raw[n]
-	}
-	hs := largestRemainder(vals, totalH)
-	for i, n := range names {
-		a.Parts = append(a.Parts, AttributionPart{Subsystem: n, Delta: float64(hs[i]) / 100})
+		a.Parts = append(a.Parts, AttributionPart{Subsystem: n,
+			Base: float64(bh[i]) / 100, Target: float64(th[i]) / 100, Delta: float64(th[i]-bh[i]) / 100})
 	}
 	sort.SliceStable(a.Parts, func(i, j int) bool {
 		return math.Abs(a.Parts[i].Delta) > math.Abs(a.Parts[j].Delta)

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -711,7 +712,9 @@ func TestLargestRemainder(t *testing.T) {
 }
 
 // TestAttributionAddsUp checks on random profiles that the parts, in
-// hundredths of a µs, add up exactly to the total.
+// hundredths of a µs, add up exactly to the total, that the total is the
+// difference of the two cpu/o figures as shown, and that each profile's
+// shown subsystem figures add up to its shown cpu/o (one rounding).
 func TestAttributionAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"s0", "s1", "s2", "s3", "s4", "other"}
@@ -736,8 +739,20 @@ func TestAttributionAddsUp(t *testing.T) {
 			if total := int64(math.Round(a.Delta * 100)); sum != total {
 				t.Fatalf("attribution parts sum to %d hundredths, total %d: %+v", sum, total, a)
 			}
-			if exact := a.TargetMicrosPerOp - a.BaseMicrosPerOp; math.Abs(exact-a.Delta) > 0.005+eps {
-				t.Fatalf("Delta %v is not the rounded %v", a.Delta, exact)
+			shown := func(x float64) float64 { v, _ := strconv.ParseFloat(fmt.Sprintf("%.2f", x), 64); return v }
+			if want := shown(a.TargetMicrosPerOp) - shown(a.BaseMicrosPerOp); math.Abs(want-a.Delta) > eps {
+				t.Fatalf("Delta %v is not %.2f − %.2f as shown", a.Delta, a.TargetMicrosPerOp, a.BaseMicrosPerOp)
+			}
+			var bsum, tsum int64
+			for _, p := range a.Parts {
+				bsum += int64(math.Round(p.Base * 100))
+				tsum += int64(math.Round(p.Target * 100))
+				if d := int64(math.Round(p.Target*100)) - int64(math.Round(p.Base*100)); d != int64(math.Round(p.Delta*100)) {
+					t.Fatalf("part %s: Delta %v is not Target %v − Base %v", p.Subsystem, p.Delta, p.Target, p.Base)
+				}
+			}
+			if bsum != int64(math.Round(shown(a.BaseMicrosPerOp)*100)) || tsum != int64(math.Round(shown(a.TargetMicrosPerOp)*100)) {
+				t.Fatalf("subsystem figures add up to %d and %d hundredths, not the cpu/o shown %.2f and %.2f", bsum, tsum, a.BaseMicrosPerOp, a.TargetMicrosPerOp)
 			}
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -199,20 +201,20 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 			row = append(row, f2(p.InclusivePct))
 		}
 		for i := 0; i < nt; i++ {
-			row = append(row, sf2(f.DeltaPP[i]), ratioText(f.Ratio[i]))
+			row = append(row, shownDelta(f.Profiles[0].InclusivePct, f.Profiles[i+1].InclusivePct), ratioText(f.Ratio[i]))
 		}
 		for _, p := range f.Profiles {
 			row = append(row, f2(p.SelfPct))
 		}
 		for i := 0; i < nt; i++ {
-			row = append(row, sf2(f.SelfDeltaPP[i]))
+			row = append(row, shownDelta(f.Profiles[0].SelfPct, f.Profiles[i+1].SelfPct))
 		}
 		if r.HasPerOp {
 			for _, p := range f.Profiles {
 				row = append(row, f2(p.InclusiveMicrosPerOp))
 			}
 			for i := 0; i < nt; i++ {
-				row = append(row, sf2(f.DeltaMicrosPerOp[i]))
+				row = append(row, shownDelta(f.Profiles[0].InclusiveMicrosPerOp, f.Profiles[i+1].InclusiveMicrosPerOp))
 			}
 		}
 		fs.rows = append(fs.rows, row)
@@ -242,15 +244,10 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 				row = append(row, f2(p.Pct))
 			}
 			for i := 0; i < nt; i++ {
-				row = append(row, sf2(sub.DeltaPP[i]), ratioText(sub.Ratio[i]))
+				row = append(row, shownDelta(sub.Profiles[0].Pct, sub.Profiles[i+1].Pct), ratioText(sub.Ratio[i]))
 			}
 			if r.HasPerOp {
-				for _, p := range sub.Profiles {
-					row = append(row, f2(p.MicrosPerOp))
-				}
-				for i := 0; i < nt; i++ {
-					row = append(row, sf2(sub.DeltaMicrosPerOp[i]))
-				}
+				row = append(row, subsystemMicrosCells(r, sub)...)
 			}
 			ss.rows = append(ss.rows, row)
 		}
@@ -276,8 +273,8 @@ func diffDocument(r *diff.Result, expls []*symbolmap.Explanation, n int, explain
 			for _, p := range row.Profiles {
 				cells = append(cells, f2(p.Pct))
 			}
-			for _, dpp := range row.DeltaPP {
-				cells = append(cells, sf2(dpp))
+			for i := range row.DeltaPP {
+				cells = append(cells, shownDelta(row.Profiles[0].Pct, row.Profiles[i+1].Pct))
 			}
 			ts.rows = append(ts.rows, cells)
 		}
@@ -539,3 +536,47 @@ func distinctInputs(args ...string) error {
 	}
 	return nil
 }
+
+// subsystemMicrosCells are a subsystem's µs/op in each profile and their
+// changes. With an attribution they are its figures (rounded once, adding
+// up to each profile's cpu/o, the differences those of the figures shown),
+// so that the table and the sentence under it say the same numbers.
+func subsystemMicrosCells(r *diff.Result, sub diff.SubsystemDiff) []string {
+	nt := len(r.Summaries) - 1
+	var cells []string
+	if len(r.Attribution) == nt {
+		parts := make([]*diff.AttributionPart, nt)
+		for i, a := range r.Attribution {
+			for j := range a.Parts {
+				if a.Parts[j].Subsystem == sub.Name {
+					parts[i] = &a.Parts[j]
+				}
+			}
+		}
+		if !slices.Contains(parts, nil) {
+			cells = append(cells, f2(parts[0].Base))
+			for _, p := range parts {
+				cells = append(cells, f2(p.Target))
+			}
+			for _, p := range parts {
+				cells = append(cells, sf2(p.Delta))
+			}
+			return cells
+		}
+	}
+	for _, p := range sub.Profiles {
+		cells = append(cells, f2(p.MicrosPerOp))
+	}
+	for i := 0; i < nt; i++ {
+		cells = append(cells, shownDelta(sub.Profiles[0].MicrosPerOp, sub.Profiles[i+1].MicrosPerOp))
+	}
+	return cells
+}
+
+// shownDelta is the change from base to target as the reader computes it
+// from the two figures shown: both rounded to 0.01 first (one rounding).
+func shownDelta(base, target float64) string {
+	return sf2(round2(target) - round2(base))
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

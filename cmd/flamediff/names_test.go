@@ -164,3 +164,71 @@ func TestSVGDeepStackCut(t *testing.T) {
 		t.Errorf("svg of a 20,000-frame stack: exit %d, stderr %q; want a warning and a note in the graph", code, errOut)
 	}
 }
+
+// TestOneRounding: every figure of a diff is rounded once; a change shown in
+// a table is the difference of the figures shown beside it, and the
+// sentence under the subsystem table quotes the table's changes.
+func TestOneRounding(t *testing.T) {
+	code, md, errOut := runArgs("diff", "--format", "markdown", "--top", "0", "--root", "mysqld_stmt_execute", "--map", "../../examples/symbolmaps/mariadb.yaml",
+		"../../testdata/runs/mariadb-10.11-update-index", "../../testdata/runs/mariadb-11.8-update-index")
+	if code != exitOK {
+		t.Fatalf("diff: exit %d: %s", code, errOut)
+	}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+		if err != nil {
+			t.Fatalf("not a number: %q", s)
+		}
+		return v
+	}
+	section := ""
+	subsystemDelta := map[string]string{}
+	checked := 0
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "### ") {
+			section = line
+			continue
+		}
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| function") || strings.HasPrefix(line, "| subsystem") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		switch {
+		case strings.Contains(section, "Subsystems"):
+			// subsystem, base %, target %, Δpp, ratio, base µs/op, target µs/op, Δµs/op
+			if len(cells) != 8 {
+				t.Fatalf("subsystem row %q", line)
+			}
+			if d := num(cells[2]) - num(cells[1]); strings.TrimSpace(sf2(d)) != cells[3] {
+				t.Errorf("%s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], sf2(d))
+			}
+			if d := num(cells[6]) - num(cells[5]); sf2(d) != cells[7] {
+				t.Errorf("%s: Δµs/op %s, but %s − %s = %s", cells[0], cells[7], cells[6], cells[5], sf2(d))
+			}
+			subsystemDelta[cells[0]] = cells[7]
+			checked++
+		case strings.Contains(section, "Subtree"):
+			if len(cells) != 4 {
+				continue
+			}
+			if d := num(cells[2]) - num(cells[1]); sf2(d) != cells[3] {
+				t.Errorf("subtree row %s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], sf2(d))
+			}
+			checked++
+		}
+	}
+	if checked < 10 || len(subsystemDelta) == 0 {
+		t.Fatalf("checked %d rows (%d subsystems): the markdown layout changed?\n%s", checked, len(subsystemDelta), md)
+	}
+	i := strings.Index(md, "Change in CPU per operation, ")
+	if i < 0 {
+		t.Fatal("no attribution sentence")
+	}
+	sentence := md[i : i+strings.Index(md[i:], "\n")]
+	for _, part := range strings.Split(sentence[strings.Index(sentence, "µs/op, ")+len("µs/op, "):], ", ") {
+		name, delta, _ := strings.Cut(part, " ")
+		if subsystemDelta[name] != delta {
+			t.Errorf("the sentence says %s %s, the table %s", name, delta, subsystemDelta[name])
+		}
+	}
+}

@@ -308,7 +308,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // Fixed number formatting, the same in every text format.
-func f2(x float64) string  { return fmt.Sprintf("%.2f", x) }
+func f2(x float64) string  { return fmt.Sprintf("%.2f", round2(x)) }
 func sf2(x float64) string { return fmt.Sprintf("%+.2f", x) }
 func itoa(x int64) string  { return fmt.Sprintf("%d", x) }
 func optf2(ok bool, x float64) string {
