@@ -545,3 +545,38 @@ func TestParsePerfParallelMatchesSequential(t *testing.T) {
 		})
 	}
 }
+
+// The running total and the control-byte check name the same line however
+// the input is cut into chunks and whichever worker folds them: here the
+// overflow and the NUL byte are in a later chunk than the first.
+func TestParsePerfErrorsAcrossChunks(t *testing.T) {
+	const sample = "a1 1 1.0: 4611686018427387904 cycles:\n\t7f00 foo (/x)\n\n" // 2^62, 3 lines
+	n := 2*chunkSize/len(sample) + 1000
+	big := strings.Repeat("a1 1 1.0: 1 cycles:\n\t7f00 foo (/x)\n\n", n)
+	bigLines := 3 * n
+	tests := []struct {
+		name string
+		in   string
+		line int
+		kind error
+	}{
+		// 2^62 + 2^62 is one more than an int64 holds: the second big
+		// sample passes it.
+		{"overflow in a later chunk", big + sample + sample, bigLines + 4, ErrOverflow},
+		{"overflow across chunks", sample + big + sample, bigLines + 4, ErrOverflow},
+		{"NUL in a later chunk", big + "a1 1 1.0: 1 cycles:\n\t7f00 f\x00o (/x)\n\n" + big, bigLines + 2, ErrBinaryText},
+		{"NUL before an overflow", big + "\x00\n" + sample + sample, bigLines + 1, ErrBinaryText},
+		{"overflow before a NUL", sample + sample + big + "\x00\n", 4, ErrOverflow},
+	}
+	for _, tt := range tests {
+		for _, workers := range []int{1, 3} {
+			for _, strict := range []bool{false, true} {
+				_, err := parsePerf(strings.NewReader(tt.in), PerfOptions{}, strict, workers)
+				var pe *ParseError
+				if !errors.As(err, &pe) || pe.Line != tt.line || !errors.Is(err, tt.kind) {
+					t.Errorf("%s: parsePerf(workers=%d, strict=%v) error = %v, want line %d wrapping %v", tt.name, workers, strict, err, tt.line, tt.kind)
+				}
+			}
+		}
+	}
+}
