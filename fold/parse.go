@@ -199,6 +199,10 @@ func Parse(r io.Reader, opts ParseOptions) (*Profile, error) {
 		switch {
 		case format == "binary":
 			p, err := ParsePprof(in)
+			if err != nil && s.ctlLine > 0 {
+				// Not pprof, and text but for a control byte or two.
+				return nil, controlError(s.ctlLine, s.ctl)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: binary data that is neither gzip nor pprof (%w)", ErrUnknownFormat, err)
 			}
@@ -257,7 +261,11 @@ func sniff(br *bufio.Reader) (sniffed, error) {
 		return sniffed{}, err
 	}
 	if c := indexControl(win); c >= 0 && !textBefore(win[:c]) {
-		return sniffed{format: "binary"}, nil
+		s := sniffed{format: "binary"}
+		if mostlyText(win) {
+			s.ctlLine, s.ctl = 1+bytes.Count(win[:c], []byte{'\n'}), win[c]
+		}
+		return s, nil
 	}
 	var s sniffed
 	var d detector
@@ -303,6 +311,22 @@ func sniff(br *bufio.Reader) (sniffed, error) {
 func textBefore(b []byte) bool {
 	i := bytes.LastIndexByte(b, '\n')
 	return i > 0 && len(bytes.TrimSpace(b[:i])) > 0 && utf8.Valid(b[:i])
+}
+
+// mostlyText reports whether b, which holds a control byte, is lines of
+// text but for one control byte in a hundred (at most): then, if b is not
+// pprof either, the error names the control byte's line.
+func mostlyText(b []byte) bool {
+	if bytes.IndexByte(b, '\n') < 0 {
+		return false
+	}
+	n := 0
+	for _, c := range b {
+		if isControl(c) {
+			n++
+		}
+	}
+	return n <= max(1, len(b)/100) && utf8.Valid(b[:bytes.LastIndexByte(b, '\n')])
 }
 
 // detect names the format of a whole input as Parse detects it: FormatPerf,

@@ -105,6 +105,8 @@ func TestParseControlBytes(t *testing.T) {
 		{"perf, NUL in a stack line", "a1 1 1.0: 1 cycles:\n\t7f00 fo\x00o (/x)\n\n", "", `line 2: a NUL byte (\x00) in text input: is this a binary file?`},
 		{"perf, NUL far away", far + "a1 1 1.0: 1 cycles:\n\x00\n", "", "line 90002: a NUL byte (\\x00) in text input: is this a binary file?"},
 		{"perf named, NUL in a header", "a1 1\x00 1.0: 1 cycles:\n\n", FormatPerf, `line 1: a NUL byte (\x00) in text input: is this a binary file?`},
+		{"folded, NUL in line 1", "a;b\x00 1\nc 2\n", "", `line 1: a NUL byte (\x00) in text input: is this a binary file?`},
+		{"perf, control byte in the first header", "a1 1 1.0: 1 cyc\x01les:\n\t7f00 foo (/x)\n\n", "", `line 1: a control byte (\x01) in text input: is this a binary file?`},
 		{"prose, NUL in line 2", "Dear reader,\nthis\x00is not a profile.\n", "", `line 2: a NUL byte (\x00) in text input: is this a binary file?`},
 	}
 	for _, tt := range tests {
