@@ -389,6 +389,11 @@ func isStackLine(line []byte) bool {
 	return ok
 }
 
+// isCPUField reports perf script's cpu field: "[001]".
+func isCPUField(f []byte) bool {
+	return len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' && allDigits(f[1:len(f)-1])
+}
+
 // isSampleHeader reports a perf script sample header: what the Perl script
 // takes as one ("comm pid[/tid] ..."), ending in the event: after a
 // timestamp ("java 25607 4794564.109216: 1 cycles:"), or, as older perf and
@@ -426,7 +431,7 @@ func isSampleHeader(line []byte) bool {
 		if q == p {
 			break
 		}
-		if last != nil && !allDigits(last) && !(len(last) > 2 && last[0] == '[' && last[len(last)-1] == ']' && allDigits(last[1:len(last)-1])) {
+		if last != nil && !allDigits(last) && !isCPUField(last) {
 			return false
 		}
 		last = line[p:q]
