@@ -15,6 +15,7 @@ import (
 
 	"github.com/flamediff/flamediff/benchreport"
 	"github.com/flamediff/flamediff/internal/atomicfile"
+	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/lab"
 )
@@ -122,7 +123,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 
 	data, err := os.ReadFile(opts.Config)
 	if err != nil {
-		return fmt.Errorf("bench: %w", err)
+		return fmt.Errorf("bench: config %w", fserr.Describe(opts.Config, err, "file"))
 	}
 	cfg, err := lab.ParseConfig(bytes.NewReader(data), opts.Config)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 )
 
@@ -137,7 +138,7 @@ func noSamplesReason(p *fold.Profile, read int64, opts fold.ParseOptions) string
 	case len(p.Stacks) > 0:
 		return fmt.Sprintf("%s, every count 0", names.Plural(len(p.Stacks), "stack"))
 	}
-	return fmt.Sprintf("%d bytes of blank lines and comments, no stack", read)
+	return fmt.Sprintf("blank lines and comments, no stack, in %d bytes", read)
 }
 
 // countingReader counts the bytes read through it.
@@ -152,31 +153,12 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// describePathError says in words what is wrong with a path the user gave
-// (no "stat" or "open" of the system call), keeping err for errors.Is.
+// describePathError says in words what is wrong with a profile path the
+// user gave (fserr.Describe), keeping err for errors.Is.
 func describePathError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &wordsError{path + ": no such file or directory", err}
-	case errors.Is(err, fs.ErrPermission):
-		return &wordsError{path + ": permission denied", err}
-	}
-	return fmt.Errorf("%s: %w", path, err)
+	return fserr.Describe(path, err, "file or directory")
 }
 
-// wordsError is an error whose message is written for people and which
-// still unwraps to the system's error for errors.Is.
-type wordsError struct {
-	msg string
-	err error
-}
-
-func (e *wordsError) Error() string { return e.msg }
-func (e *wordsError) Unwrap() error { return e.err }
 
 func errorsTail(pe *fold.ParseError) string {
 	if pe.Text == "" {

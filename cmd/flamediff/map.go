@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,12 +76,7 @@ labels to other versions.`,
 
 // runMapCheck validates the map and, for each profile, reports unused rules.
 func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
-	f, err := os.Open(opts.File)
-	if err != nil {
-		return fmt.Errorf("symbol map %w", err)
-	}
-	defer f.Close()
-	m, diags, err := symbolmap.Parse(f, opts.File)
+	m, diags, err := symbolmap.Load(opts.File)
 	if err != nil && !errors.Is(err, symbolmap.ErrInvalid) {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -138,7 +139,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	m := symbolmap.Default()
 	if opts.MapFile != "" {
 		if src, err = os.ReadFile(opts.MapFile); err != nil {
-			return fmt.Errorf("symbol map %w", describePathError(opts.MapFile, err))
+			return fmt.Errorf("symbol map %w", fserr.Describe(opts.MapFile, err, "map file"))
 		}
 		m, err = parseMap(s, src, opts.MapFile)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -206,12 +205,7 @@ func loadMap(s *streams, path string) (*symbolmap.Map, error) {
 	if path == "" {
 		return symbolmap.Default(), nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("symbol map %w", err)
-	}
-	defer f.Close()
-	m, diags, err := symbolmap.Parse(f, path)
+	m, diags, err := symbolmap.Load(path)
 	for _, d := range diags {
 		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
 	}
