@@ -17,7 +17,8 @@ import (
 // count ("mariadbd;do_command;dispatch_command 42"). bcc's `profile -f`
 // writes the same format. Frames may contain spaces: the count is the last
 // space-separated field. Empty lines are ignored; identical stacks are
-// summed; the result is sorted by Key.
+// summed; the result is sorted by Key. A line starting with '#' and
+// without a count is a comment.
 //
 // A line without a count is skipped (counted in Skipped) or, with strict,
 // an error; a negative count, one that does not fit in 64 bits, counts
@@ -45,6 +46,9 @@ func ParseFolded(r io.Reader, strict bool) (*Profile, error) {
 			stack, count = line[:sp], line[sp+1:]
 		}
 		if sp <= 0 || len(count) == 0 || !allDigits(bytes.TrimPrefix(count, []byte("-"))) {
+			if line[0] == '#' {
+				continue // a comment, as detection takes it ("#x;y 5" is a stack)
+			}
 			msg := "folded line has no count (want \"frame;frame;frame COUNT\")"
 			if sp > 0 && len(count) > 0 {
 				msg = fmt.Sprintf("folded line's count %q is not a whole number (want \"frame;frame;frame COUNT\")", shorten(string(count)))
@@ -89,7 +93,11 @@ func ParseFolded(r io.Reader, strict bool) (*Profile, error) {
 		p.Stacks[i] = Stack{Frames: strings.Split(k, ";"), Value: sums[k]}
 	}
 	if len(p.Stacks) == 0 && p.Skipped > 0 {
-		return nil, &ParseError{Line: p.skipLine, Msg: fmt.Sprintf("no stacks found: none of %d non-empty line(s) is \"frame;frame COUNT\"; first: %s", p.Skipped, p.SkippedFirst)}
+		lines := fmt.Sprintf("none of %d non-empty lines is", p.Skipped)
+		if p.Skipped == 1 {
+			lines = "the one non-empty line is not"
+		}
+		return nil, &ParseError{Line: p.skipLine, Msg: fmt.Sprintf("no stacks found: %s \"frame;frame COUNT\"; first: %s", lines, p.SkippedFirst)}
 	}
 	return p, nil
 }

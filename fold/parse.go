@@ -369,9 +369,11 @@ func (d *detector) line(line []byte) bool {
 	return d.lines >= detectLines
 }
 
-// result is FormatPerf, FormatFolded or "" (nothing known).
+// result is FormatPerf, FormatFolded or "" (nothing known). Blank lines
+// and comments only are folded: an empty profile, which callers report as
+// having no samples rather than as an unknown format.
 func (d *detector) result() string {
-	if d.format == "" && d.folded > 0 {
+	if d.format == "" && (d.folded > 0 || d.lines == 0) {
 		return FormatFolded
 	}
 	return d.format

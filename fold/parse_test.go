@@ -25,8 +25,8 @@ func TestDetect(t *testing.T) {
 		{"folded negative (a diff)", "a;b -3\n", FormatFolded},
 		{"folded with spaces", "Web Content;foo bar 1\n", FormatFolded},
 		{"prose", "hello world\nthis is text\n", ""},
-		{"blank lines only", "\n\n\n", ""},
-		{"comments only", "# a\n# b\n", ""},
+		{"blank lines only", "\n\n\n", FormatFolded},  // an empty profile: no samples
+		{"comments only", "# a\n# b\n", FormatFolded}, // as a perf script header alone
 		{"binary", "\x00\x01\x02", "binary"},
 		{"control byte in the first line", "a;b 1\x01\n", "binary"},
 		{"pprof starts with a newline", "\n\x04\x08\x01\x10\x02", "binary"},
