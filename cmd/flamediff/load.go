@@ -159,7 +159,6 @@ func describePathError(path string, err error) error {
 	return fserr.Describe(path, err, "file or directory")
 }
 
-
 func errorsTail(pe *fold.ParseError) string {
 	if pe.Text == "" {
 		return pe.Msg
