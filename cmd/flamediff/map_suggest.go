@@ -252,8 +252,10 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 			notes: []string{fmt.Sprintf("%s held %.2f%% or more of the samples in one profile only; %d %s left unpaired once all the proposed rules are applied.",
 				names.Plural(sug.Before, "function"), sug.Options.MinShare, len(sug.Unpaired), isAre(len(sug.Unpaired)))},
 		}
-		for j := range sug.Proposals {
-			if j == suggestTop {
+		// The best first, numbered in the order found (#N), as map suggest
+		// prints them.
+		for k, j := range sug.BestFirst() {
+			if k == suggestTop {
 				break
 			}
 			sec.rows = append(sec.rows, []string{fmt.Sprint(j + 1), f2(sug.Proposals[j].Score), ruleText(sug.Proposals[j]), sug.Describe(j)})

@@ -232,3 +232,90 @@ func TestOneRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSuggestBestFirst: diff --suggest shows the best proposals, best
+// first (on update-non-index, #3 scores above #2).
+func TestDiffSuggestBestFirst(t *testing.T) {
+	code, md, errOut := runArgs("diff", "--suggest", "--format", "markdown",
+		"../../testdata/runs/mariadb-10.11-update-non-index", "../../testdata/runs/mariadb-11.8-update-non-index")
+	if code != exitOK {
+		t.Fatalf("diff --suggest: exit %d: %s", code, errOut)
+	}
+	i := strings.Index(md, "### Suggested map rules")
+	if i < 0 {
+		t.Fatalf("no suggestions:\n%s", md)
+	}
+	var scores []float64
+	for _, line := range strings.Split(md[i:], "\n")[1:] {
+		if strings.HasPrefix(line, "### ") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(cells[1], 64); err == nil {
+			scores = append(scores, v)
+		}
+	}
+	if len(scores) < 3 {
+		t.Fatalf("%d proposals shown, want at least 3", len(scores))
+	}
+	for k := 1; k < len(scores); k++ {
+		if scores[k] > scores[k-1] {
+			t.Errorf("proposals not best first: scores %v", scores)
+			break
+		}
+	}
+}
+
+// TestInputErrorsNameTheirPlace: bad inputs fail with the file, the line
+// (and column) and what was found, through the commands.
+func TestInputErrorsNameTheirPlace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	overflow := write("overflow.folded", "a;b 9223372036854775807\na;c 9223372036854775807\n")
+	nul := write("nul.folded", "a;b 1\na;c 2\na;\x00d 3\n")
+	good := write("good.folded", "a;b 1\na;c 2\n")
+	run := filepath.Dir(write("run/stacks.folded", "a;b 1\na;c 2\n"))
+	write("run/run.json", "{\n  \"format\": 1,\n  \"label\": \"x\",\n  \"cpu_seconds\": \"3.88\"\n}\n")
+	badMap := write("bad.yaml", "version: 1\nrename:\n  - to: x\n    from: [a, b\nsubsystems: []\n")
+	longLine := write("long.folded", "main;"+strings.Repeat("std::vector<int>::", 4000)+"push_back 3\nmain;other 1\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"total overflow", []string{"report", overflow}, overflow + ":2: the counts add up to more than 9223372036854775807"},
+		{"NUL byte", []string{"fold", nul}, nul + ":3: a NUL byte"},
+		{"run.json", []string{"report", run}, filepath.Join(run, "run.json") + `: line 4, column 18: cpu_seconds: want a number, found "3.88"`},
+		{"YAML", []string{"report", "--map", badMap, good}, badMap + ":4:11:"},
+		{"input format named", []string{"report", "--input-format", "perf", good}, good},
+		{"bad input format", []string{"svg", "--input-format", "csv", good}, `--input-format "csv": want auto, perf, folded or pprof`},
+	} {
+		code, _, errOut := runArgs(tc.args...)
+		if code == exitOK || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s: flamediff %v: exit %d, stderr %q; want a failure with %q", tc.name, tc.args, code, errOut, tc.want)
+		}
+	}
+	// A 72,000-character first line is detected as folded.
+	if code, out, errOut := runArgs("fold", longLine); code != exitOK || !strings.HasSuffix(out, "push_back 3\n") {
+		t.Errorf("fold of a folded file with a 72 KB first line: exit %d, %s", code, errOut)
+	}
+	// --input-format folded reads the folded file as folded in every command.
+	for _, args := range [][]string{{"report"}, {"svg"}, {"html"}, {"diff", "--input-format", "folded", good}, {"map", "suggest", "--input-format", "folded", good}} {
+		a := append(append([]string{}, args...), "--input-format", "folded", filepath.Join(dir, "run", "stacks.folded"))
+		if code, _, errOut := runArgs(a...); code != exitOK {
+			t.Errorf("flamediff %v: exit %d: %s", a, code, errOut)
+		}
+	}
+}
