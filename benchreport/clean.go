@@ -60,8 +60,8 @@ func cleanValue(v reflect.Value) reflect.Value {
 // cleanSection returns s with every text names.Clean'ed.
 func cleanSection(s section) section {
 	s.title = names.Clean(s.title)
-	s.intro = cleanAll(s.intro)
-	s.notes = cleanAll(s.notes)
+	s.intro = names.CleanAll(s.intro)
+	s.notes = names.CleanAll(s.notes)
 	cols := make([]column, len(s.cols))
 	for i, c := range s.cols {
 		c.head = names.Clean(c.head)
@@ -78,17 +78,6 @@ func cleanSection(s section) section {
 	}
 	s.rows = rows
 	return s
-}
-
-func cleanAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = names.Clean(s)
-	}
-	return out
 }
 
 func cleanSections(ss []section) []section {

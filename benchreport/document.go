@@ -129,7 +129,7 @@ func (r *Report) intro() []string {
 	if r.Repeats > 1 {
 		rep = fmt.Sprintf("%d repeats, medians", r.Repeats)
 	}
-	return cleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
+	return names.CleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
 		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth)})
 }
 

@@ -138,11 +138,11 @@ func WritePage(w io.Writer, p Page) error {
 // the graph cleans its own names.
 func cleanPage(p Page) Page {
 	p.Title = names.Clean(p.Title)
-	p.Notes = cleanAll(p.Notes)
+	p.Notes = names.CleanAll(p.Notes)
 	tables := make([]Table, len(p.Tables))
 	for i, t := range p.Tables {
 		t.Title = names.Clean(t.Title)
-		t.Notes = cleanAll(t.Notes)
+		t.Notes = names.CleanAll(t.Notes)
 		cols := make([]Column, len(t.Columns))
 		for j, c := range t.Columns {
 			c.Head = names.Clean(c.Head)
@@ -151,22 +151,11 @@ func cleanPage(p Page) Page {
 		t.Columns = cols
 		rows := make([][]string, len(t.Rows))
 		for j, r := range t.Rows {
-			rows[j] = cleanAll(r)
+			rows[j] = names.CleanAll(r)
 		}
 		t.Rows = rows
 		tables[i] = t
 	}
 	p.Tables = tables
 	return p
-}
-
-func cleanAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = names.Clean(s)
-	}
-	return out
 }

@@ -52,44 +52,6 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestDescribePath: what the user reads for each file system error.
-func TestDescribePath(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, errMissing := os.Stat(filepath.Join(dir, "nope"))
-	_, errUnderFile := os.Stat(filepath.Join(file, "x"))
-	_, errIsDir := os.ReadFile(dir)
-	errMkdir := os.Mkdir(dir, 0o755)
-	tests := []struct {
-		name string
-		err  error
-		dir  bool
-		want string
-		is   error
-	}{
-		{"missing file", errMissing, false, "P: no such file", fs.ErrNotExist},
-		{"missing directory", errMissing, true, "P: no such directory", fs.ErrNotExist},
-		{"under a file", errUnderFile, false, "P: a part of the path is a file, not a directory", nil},
-		{"directory", errIsDir, false, "P: is a directory, not a file", nil},
-		{"other error in the system's words", errMkdir, true, "P: file exists", fs.ErrExist},
-		{"not a path error", errors.New("boom"), false, "P: boom", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := describePath("P", tt.err, tt.dir)
-			if got.Error() != tt.want {
-				t.Errorf("describePath(P, %v) = %q, want %q", tt.err, got, tt.want)
-			}
-			if !errors.Is(got, tt.err) || tt.is != nil && !errors.Is(got, tt.is) {
-				t.Errorf("describePath(P, %v) = %v does not wrap it", tt.err, got)
-			}
-		})
-	}
-}
-
 // TestInstalledBadPath: an installed server's path that does not exist or
 // is a directory is named in the error, in words.
 func TestInstalledBadPath(t *testing.T) {

@@ -199,10 +199,24 @@ func (o *Output) SameAs(input string) error {
 func (o *Output) Write(w io.Writer, data []byte) error {
 	switch o.Kind {
 	case FD:
-		if w == nil {
-			w = os.NewFile(uintptr(o.Descriptor), o.Path)
+		if w != nil {
+			if _, err := w.Write(data); err != nil {
+				return o.describe(err)
+			}
+			return nil
 		}
-		if _, err := w.Write(data); err != nil {
+		// A duplicate of the descriptor, closed after writing: the
+		// descriptor itself stays open (an *os.File of it would close it,
+		// at the latest when the garbage collector finalizes the File).
+		f, err := dupFile(o.Descriptor, o.Path)
+		if err != nil {
+			return o.describe(err)
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return o.describe(err)
 		}
 		return nil

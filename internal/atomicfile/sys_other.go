@@ -2,7 +2,10 @@
 
 package atomicfile
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
 const (
 	accessWrite  = 2
@@ -16,3 +19,9 @@ func access(path string, _ uint32) error {
 }
 
 func keepOwner(*os.File, os.FileInfo) {}
+
+// dupFile: descriptors are not duplicated where there is no fcntl; the
+// commands write /dev/stdout and /dev/stderr through their own streams.
+func dupFile(fd int, name string) (*os.File, error) {
+	return nil, fmt.Errorf("%s: writing to descriptor %d is not supported here", name, fd)
+}

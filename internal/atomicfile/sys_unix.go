@@ -27,3 +27,12 @@ func keepOwner(f *os.File, old os.FileInfo) {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
 }
+
+// dupFile returns a new *os.File on a duplicate of descriptor fd.
+func dupFile(fd int, name string) (*os.File, error) {
+	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(d), name), nil
+}

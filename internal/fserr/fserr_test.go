@@ -30,6 +30,8 @@ func TestDescribe(t *testing.T) {
 		{"a directory", errDir, "map file", "P: is a directory, not a map file", nil},
 		{"through a file", errNotDir, "file", "P: a part of the path is a file, not a directory", nil},
 		{"permission", &fs.PathError{Op: "open", Path: "P", Err: fs.ErrPermission}, "file", "P: permission denied", fs.ErrPermission},
+		{"other error in the system's words", os.Mkdir(dir, 0o755), "directory", "P: file exists", fs.ErrExist},
+		{"not a path error", errors.New("boom"), "file", "P: boom", nil},
 	} {
 		got := Describe("P", tc.err, tc.what)
 		if got.Error() != tc.want {

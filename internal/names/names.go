@@ -27,6 +27,18 @@ func Clean(s string) string {
 	return strings.ToValidUTF8(s, Replacement)
 }
 
+// CleanAll returns a copy of ss with each string cleaned (nil for nil).
+func CleanAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Clean(s)
+	}
+	return out
+}
+
 // Shorten returns Clean(s) if it has at most max runes, else its first and
 // last runes around an ellipsis, max runes in all (the start gets the
 // extra rune when max-1 is odd). max below 3 is taken as 3.
