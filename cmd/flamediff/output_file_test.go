@@ -3,6 +3,7 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -267,5 +268,91 @@ func TestEmptyInputIsAnError(t *testing.T) {
 	var errOut strings.Builder
 	if code := run([]string{"report", "-"}, strings.NewReader(""), &strings.Builder{}, &errOut); code != exitError || !strings.Contains(errOut.String(), "stdin: no samples (the input is empty)") {
 		t.Errorf("report - with empty stdin: exit %d, %q", code, errOut.String())
+	}
+}
+
+// TestOutputsAsUser runs flamediff as user nobody: a 0444 file of its own
+// is refused as the shell's > would refuse it and left as it was; a new
+// file gets the umask's mode; a directory it may not write fails at once.
+// (As root, the shell's > writes a 0444 file, and so does flamediff:
+// TestOutputReadOnlyAsRoot.)
+func TestOutputsAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run flamediff as user nobody")
+	}
+	dir, err := os.MkdirTemp("", "flamediff-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "flamediff")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	in := writeInput(t, dir)
+	ro := filepath.Join(dir, "ro.folded")
+	locked := filepath.Join(dir, "locked")
+	if err := os.WriteFile(ro, []byte("keep\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(locked, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, in, ro} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	asNobody := func(args ...string) (int, string) {
+		cmd := exec.Command("sh", "-c", `umask 022; exec "$@"`, "sh")
+		cmd.Args = append(cmd.Args, append([]string{bin}, args...)...)
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	if code, out := asNobody("fold", "-o", ro, in); code != exitError || !strings.Contains(out, "-o "+ro+": not writable: its mode is 0444") {
+		t.Errorf("as nobody, fold -o <own 0444 file>: exit %d, %q; want refused naming the mode", code, out)
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "keep\n" {
+		t.Errorf("the refused file now holds %q", b)
+	}
+	if code, out := asNobody("fold", "-o", filepath.Join(locked, "x.folded"), in); code != exitError || !strings.Contains(out, "you may not create files in directory "+locked) {
+		t.Errorf("as nobody, fold -o <file in a 0555 directory>: exit %d, %q", code, out)
+	}
+	newFile := filepath.Join(dir, "new.folded")
+	if code, out := asNobody("fold", "-o", newFile, in); code != exitOK {
+		t.Fatalf("as nobody, fold -o new file: exit %d, %s", code, out)
+	}
+	if st, err := os.Stat(newFile); err != nil || st.Mode().Perm() != 0o644 || st.Sys().(*syscall.Stat_t).Uid != 65534 {
+		t.Errorf("as nobody under umask 022, -o made %v (%v); want mode 0644 owned by nobody", st.Mode(), err)
+	}
+}
+
+func TestOutputReadOnlyAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("as root only: the shell's > lets root write a 0444 file")
+	}
+	dir := t.TempDir()
+	in := writeInput(t, dir)
+	ro := filepath.Join(dir, "ro.folded")
+	if err := os.WriteFile(ro, []byte("old\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runArgs("fold", "-o", ro, in); code != exitOK {
+		t.Fatalf("as root, fold -o <0444 file>: exit %d: %s", code, errOut)
+	}
+	st, _ := os.Stat(ro)
+	if b, _ := os.ReadFile(ro); string(b) != smallFolded || st.Mode().Perm() != 0o444 {
+		t.Errorf("as root: %q, mode %04o; want the profile, mode 0444 kept", b, st.Mode().Perm())
 	}
 }
