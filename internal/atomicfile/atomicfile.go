@@ -209,32 +209,28 @@ func (o *Output) Write(w io.Writer, data []byte) error {
 		// descriptor itself stays open (an *os.File of it would close it,
 		// at the latest when the garbage collector finalizes the File).
 		f, err := dupFile(o.Descriptor, o.Path)
-		if err != nil {
-			return o.describe(err)
-		}
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return o.describe(err)
-		}
-		return nil
+		return o.writeClose(f, err, data)
 	case Through, InPlace:
 		f, err := os.OpenFile(o.target, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
-			return o.describe(err)
-		}
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return o.describe(err)
-		}
-		return nil
+		return o.writeClose(f, err, data)
 	}
 	return o.replace(data, 0, false)
+}
+
+// writeClose writes data to f, which opening gave with err, and closes it;
+// errors name the user's path.
+func (o *Output) writeClose(f *os.File, err error, data []byte) error {
+	if err != nil {
+		return o.describe(err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return o.describe(err)
+	}
+	return nil
 }
 
 // replace writes a temporary file beside the target and renames it over.
