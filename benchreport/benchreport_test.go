@@ -399,7 +399,7 @@ func TestMissing(t *testing.T) {
 			copyRun(t, fixtureDir("11.8", "update-index"), dir, nil, nil)
 			os.Remove(filepath.Join(dir, "run.json"))
 			return Run{Dir: dir}
-		}, "run metadata open"},
+		}, "run directory DIR/run.json: no such file"},
 		{"no operations", func(t *testing.T, dir string) Run {
 			copyRun(t, fixtureDir("11.8", "update-index"), dir, func(m map[string]any) { delete(m, "operations") }, nil)
 			return Run{Dir: dir}
@@ -407,11 +407,11 @@ func TestMissing(t *testing.T) {
 		{"no samples", func(t *testing.T, dir string) Run {
 			copyRun(t, fixtureDir("11.8", "update-index"), dir, nil, func([]string) []string { return nil })
 			return Run{Dir: dir}
-		}, "DIR/stacks.folded: no samples (the file holds no stack)"},
+		}, "DIR/stacks.folded: no samples (blank lines and comments, no stack, in 1 bytes); the run recorded nothing: see DIR/run.json and the run's workload.log"},
 		{"only zero counts", func(t *testing.T, dir string) Run {
 			copyRun(t, fixtureDir("11.8", "update-index"), dir, nil, func([]string) []string { return []string{"a;b 0", "a;c 0"} })
 			return Run{Dir: dir}
-		}, "DIR/stacks.folded: no samples (2 stacks, none with a count above 0)"},
+		}, "DIR/stacks.folded: no samples (2 stacks, every count 0)"},
 		{"server failed", func(t *testing.T, dir string) Run {
 			return Run{Dir: dir, Missing: "server 11.8 did not start: libssl.so.3: cannot open shared object file"}
 		}, "server 11.8 did not start: libssl.so.3"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -254,89 +254,26 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 	if _, err := os.Stat(r.Dir); err != nil {
 		return nil, fmt.Errorf("run directory %w", err)
 	}
-	meta, err := readMeta(filepath.Join(r.Dir, fold.MetaFile))
+	meta, err := rundir.ReadMeta(r.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if meta.Complete != nil && !*meta.Complete {
-		why := meta.Incomplete
-		if why == "" {
-			why = "no reason given"
-		}
-		return nil, fmt.Errorf("incomplete capture (run.json complete: false): %s", why)
-	}
-	if !meta.HasPerOp() {
-		return nil, fmt.Errorf("%s has no cpu_seconds or no operations", fold.MetaFile)
-	}
-	qps := meta.QPS
-	if qps <= 0 && meta.WindowSeconds > 0 {
-		qps = float64(meta.Operations) / meta.WindowSeconds
-	}
-	if qps <= 0 {
-		return nil, fmt.Errorf("%s has no qps (nor window_seconds)", fold.MetaFile)
-	}
-	stacks := filepath.Join(r.Dir, fold.StacksFile)
-	p, err := readStacks(stacks)
+	qps, err := rundir.Check(meta)
 	if err != nil {
 		return nil, err
 	}
-	if p.Total() <= 0 {
-		return nil, noSamples(stacks, p)
+	p, err := rundir.Read(r.Dir, false)
+	if err != nil {
+		return nil, err
 	}
-	mm := *meta
+	mm := *p.Meta
 	mm.Label = r.Server
 	p.Meta = &mm
-	if meta.Unit != "" {
-		p.Unit = meta.Unit
-	}
-	p.Event = meta.Event
-	if meta.Samples > 0 {
-		p.Samples = meta.Samples
-	}
 	mp, expl := m.Apply(p)
 	if mp.Meta == nil {
 		mp.Meta = p.Meta
 	}
 	return &loaded{run: r, p: mp, expl: expl, qps: qps}, nil
-}
-
-// noSamples is the error of a stacks file with nothing to count:
-// "PATH: no samples (why)".
-func noSamples(path string, p *fold.Profile) error {
-	why := "the file holds no stack"
-	if n := len(p.Stacks); n > 0 {
-		why = fmt.Sprintf("%s, none with a count above 0", names.Plural(n, "stack"))
-	}
-	if p.Skipped > 0 {
-		why += fmt.Sprintf("; %s not understood", names.Plural(p.Skipped, "line"))
-	}
-	return fmt.Errorf("%s: no samples (%s)", path, why)
-}
-
-func readMeta(path string) (*fold.Meta, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("run metadata %w", err)
-	}
-	defer f.Close()
-	m, err := fold.ParseMeta(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
-}
-
-func readStacks(path string) (*fold.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("stacks %w", err)
-	}
-	defer f.Close()
-	p, err := fold.ParseFolded(f, false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
 }
 
 // perOp returns x per operation of each run, or nil when no run measured x

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/atomicfile"
+	"github.com/flamediff/flamediff/rundir"
 )
 
 // checkOutput checks an -o (or --apply) path before any input is read: it
@@ -64,15 +65,7 @@ func writeOutput(s *streams, o *atomicfile.Output, data []byte) error {
 }
 
 // writeFileAtomic writes one of the files flamediff makes in its own output
-// directories (a run directory, a bench report): atomically, with the mode
-// a new file gets under the umask, or the mode of the file it replaces.
+// directories (rundir.WriteFile).
 func writeFileAtomic(path string, data []byte) error {
-	o, err := atomicfile.Check(path)
-	if err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	if err := o.Write(nil, data); err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	return nil
+	return rundir.WriteFile(path, data)
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
-	"github.com/flamediff/flamediff/internal/atomicfile"
+	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/workload"
 )
 
@@ -253,7 +253,7 @@ func (m *markWriter) at() time.Time {
 func runRecord(ctx context.Context, opts *RecordOptions) (err error) {
 	r := &recorder{opts: opts, s: opts.Streams, meta: &fold.Meta{Format: 1}}
 	// The output directory first: a wrong --out fails before anything starts.
-	if err := atomicfile.MakeDir(opts.Out); err != nil {
+	if err := rundir.Create(opts.Out); err != nil {
 		return fmt.Errorf("record: --out %w", err)
 	}
 	pid, err := r.target()
@@ -384,7 +384,7 @@ func (r *recorder) record(ctx context.Context) error {
 	o := r.opts
 	// The workload, its output going to workload.log.
 	if len(o.Workload) > 0 {
-		f, err := os.Create(filepath.Join(o.Out, "workload.log"))
+		f, err := rundir.CreateLog(o.Out)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
@@ -571,7 +571,7 @@ func (r *recorder) record(ctx context.Context) error {
 	r.meta.Complete = &complete
 	r.meta.Incomplete = reason
 	res.Profile.Meta = r.meta
-	if err := writeRunDir(o.Out, res.Profile, r.meta); err != nil {
+	if err := rundir.Write(o.Out, res.Profile, r.meta); err != nil {
 		return fmt.Errorf("record: writing %s: %w", o.Out, err)
 	}
 	r.summary(res)
@@ -589,10 +589,7 @@ func (r *recorder) fail(reason string, err error) error {
 		reason = err.Error()
 	}
 	r.meta.Incomplete = reason
-	var buf bytes.Buffer
-	if werr := fold.WriteMeta(&buf, r.meta); werr == nil {
-		_ = writeFileAtomic(filepath.Join(r.opts.Out, fold.MetaFile), buf.Bytes())
-	}
+	_ = rundir.WriteMeta(r.opts.Out, r.meta)
 	return err
 }
 
@@ -730,29 +727,6 @@ func sampledGap(samples int64, freq int, cpu float64, perCPU bool) string {
 	}
 	return fmt.Sprintf("SAMPLED CPU DIFFERS: %d samples at %d Hz are %.2f CPU-s, %.0f%% %s than the %.2f CPU-s the process was accounted in the window; shares may be skewed (%s)",
 		samples, freq, float64(samples)/float64(freq), 100*math.Abs(gap), what, cpu, hint)
-}
-
-// writeRunDir writes stacks.folded, profile.pb.gz and run.json, each atomically.
-func writeRunDir(dir string, p *fold.Profile, m *fold.Meta) error {
-	var buf bytes.Buffer
-	if err := fold.WriteFolded(&buf, p); err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(dir, fold.StacksFile), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := fold.WritePprof(&buf, p); err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(dir, "profile.pb.gz"), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := fold.WriteMeta(&buf, m); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(dir, fold.MetaFile), buf.Bytes())
 }
 
 // labelFromVersion turns "10.11.19-MariaDB-0+deb12u1" into "10.11"; without
