@@ -13,6 +13,7 @@ import (
 	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
 
 // mapSuggestOptions are the inputs of "flamediff map suggest".
@@ -95,8 +96,8 @@ included).`,
 	f.BoolVar(&opts.Force, "force", false, "no effect: -o and --apply overwrite like every output (an output that is one of the inputs is refused)")
 	_ = f.MarkDeprecated("force", "-o and --apply overwrite like every flamediff output; an output that is one of the inputs (--map included) is refused")
 	f.StringVar(&opts.Root, "root", "", "consider only function `FN` and the functions below it")
-	f.Float64Var(&opts.MinShare, "min-share", symbolmap.DefaultSuggestMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
-	f.Float64Var(&opts.MinScore, "min-score", symbolmap.DefaultSuggestMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
+	f.Float64Var(&opts.MinShare, "min-share", suggest.DefaultMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
+	f.Float64Var(&opts.MinScore, "min-score", suggest.DefaultMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
 	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &opts.InputFormat)
@@ -157,7 +158,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		}
 		ps[i] = cleanNames(p)
 	}
-	sug, err := symbolmap.Suggest(m, ps[0], ps[1], symbolmap.SuggestOptions{
+	sug, err := suggest.Compute(m, ps[0], ps[1], suggest.Options{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,
 	})
 	if err != nil {
@@ -237,7 +238,7 @@ func recordingLoader(load profileLoader, raw *[]*fold.Profile) profileLoader {
 func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]section, error) {
 	var out []section
 	for i := 1; i < len(raw); i++ {
-		sug, err := symbolmap.Suggest(m, raw[0], raw[i], symbolmap.SuggestOptions{})
+		sug, err := suggest.Compute(m, raw[0], raw[i], suggest.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -274,8 +275,8 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 }
 
 // ruleText is a proposal's rule on one line: "rename Sql_cmd_dml::execute → mysql_update".
-func ruleText(p symbolmap.Proposal) string {
-	if p.Kind == symbolmap.Elide {
+func ruleText(p suggest.Proposal) string {
+	if p.Kind == suggest.Elide {
 		return "elide " + strings.Join(p.From, ", ")
 	}
 	return fmt.Sprintf("rename %s → %s", strings.Join(p.From, ", "), p.To)
