@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
-	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
@@ -136,28 +133,15 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if apply != nil && out != nil && (opts.Apply == opts.Output || apply.SameAs(opts.Output) != nil) {
 		return usageError("--apply and -o name the same file %s; write the proposals and the new map to two files", opts.Apply)
 	}
-	var src []byte
-	m := symbolmap.Default()
-	if opts.MapFile != "" {
-		if src, err = os.ReadFile(opts.MapFile); err != nil {
-			return fmt.Errorf("symbol map %w", fserr.Describe(opts.MapFile, err, "map file"))
-		}
-		m, err = parseMap(s, src, opts.MapFile)
-		if err != nil {
-			return err
-		}
+	m, src, err := readMap(s, opts.MapFile)
+	if err != nil {
+		return err
 	}
-	ps := make([]*fold.Profile, 2)
-	for i, path := range []string{opts.Base, opts.Target} {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p, err := loadRaw(s, opts.Load, path, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
-		if err != nil {
-			return err
-		}
-		ps[i] = cleanNames(p)
+	raw, err := loadRaw(ctx, s, opts.Load, []string{opts.Base, opts.Target}, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
+	if err != nil {
+		return err
 	}
+	ps := []*fold.Profile{cleanNames(raw[0]), cleanNames(raw[1])}
 	sug, err := suggest.Compute(m, ps[0], ps[1], suggest.Options{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,
 	})
@@ -195,41 +179,8 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	return nil
 }
 
-// parseMap parses a map file's bytes, printing its diagnostics on stderr
-// as loadMap does.
-func parseMap(s *streams, src []byte, path string) (*symbolmap.Map, error) {
-	m, diags, err := symbolmap.Parse(bytes.NewReader(src), path)
-	for _, d := range diags {
-		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
-	}
-	return m, err
-}
-
-// loadRaw loads one profile argument without mapping it.
-func loadRaw(s *streams, load profileLoader, path string, po fold.ParseOptions) (*fold.Profile, error) {
-	if load == nil {
-		load = loadProfile
-	}
-	return load(s, path, loadOptions{Parse: po})
-}
-
 // suggestTop is how many proposals diff --suggest shows per target.
 const suggestTop = 5
-
-// recordingLoader wraps load so that the profiles it returns, unmapped,
-// are kept in *raw in load order (diff --suggest needs them after mapping).
-func recordingLoader(load profileLoader, raw *[]*fold.Profile) profileLoader {
-	if load == nil {
-		load = loadProfile
-	}
-	return func(s *streams, path string, opts loadOptions) (*fold.Profile, error) {
-		p, err := load(s, path, opts)
-		if err == nil {
-			*raw = append(*raw, p)
-		}
-		return p, err
-	}
-}
 
 // suggestSections returns, for diff --suggest, one section per target
 // with functions of a meaningful share in one profile only: its top
