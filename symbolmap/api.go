@@ -23,7 +23,8 @@
 // the server version) matches a glob. Subsystems and thread roots are
 // matched on the mapped (canonical) names.
 //
-// A Map is immutable once built and safe for concurrent use.
+// A Map is immutable once built and safe for concurrent use. Package
+// symbolmap/suggest, beside this one, proposes rules from two profiles.
 package symbolmap
 
 import (

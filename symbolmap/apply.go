@@ -32,20 +32,32 @@ type resolved struct {
 	rule string // "" when the name is unchanged
 }
 
-// resolver maps names for one profile, caching per distinct name: profiles
-// have about 1e5 stacks but a few thousand distinct names.
-type resolver struct {
+// Resolver maps the frames of the profiles of one label, one frame at a
+// time, as Apply does; it caches what it made of each distinct name
+// (profiles have about 1e5 stacks but a few thousand distinct names). It
+// is not safe for concurrent use: make one per goroutine.
+type Resolver struct {
 	m      *Map
 	a      active
 	frame0 map[string]resolved
 	frames map[string]resolved
 }
 
-func (m *Map) resolver(label string) *resolver {
-	return &resolver{m: m, a: m.active(label), frame0: map[string]resolved{}, frames: map[string]resolved{}}
+// Resolver returns a Resolver for profiles labelled label: the rules
+// limited to other labels are left out once, here.
+func (m *Map) Resolver(label string) *Resolver {
+	return &Resolver{m: m, a: m.active(label), frame0: map[string]resolved{}, frames: map[string]resolved{}}
 }
 
-func (r *resolver) resolve(i int, name string) resolved {
+// Frame returns what the map makes of frame i of a stack (0 is the thread
+// name) named name: the mapped name, and keep false when the frame is
+// elided.
+func (r *Resolver) Frame(i int, name string) (mapped string, keep bool) {
+	v := r.resolve(i, name)
+	return v.name, v.keep
+}
+
+func (r *Resolver) resolve(i int, name string) resolved {
 	cache := r.frames
 	if i == 0 {
 		cache = r.frame0
@@ -63,7 +75,7 @@ func (r *resolver) resolve(i int, name string) resolved {
 	return v
 }
 
-func (r *resolver) resolveComm(name string) resolved {
+func (r *Resolver) resolveComm(name string) resolved {
 	for _, ru := range r.a.comm {
 		if pt, ok := ru.m.match(name); ok {
 			to := expand(ru, pt, name)
@@ -76,7 +88,7 @@ func (r *resolver) resolveComm(name string) resolved {
 	return resolved{name: name, keep: true}
 }
 
-func (r *resolver) resolveFrame(orig string) resolved {
+func (r *Resolver) resolveFrame(orig string) resolved {
 	var steps []string
 	name := r.m.normalize.apply(orig)
 	if name != orig {
@@ -121,7 +133,7 @@ func expand(r *rule, pt *pattern, name string) string {
 // where that happened (a stack is counted once per rewrite even when the
 // symbol occurs in it several times).
 func (m *Map) Apply(p *fold.Profile) (*fold.Profile, *Explanation) {
-	r := m.resolver(p.Label())
+	r := m.Resolver(p.Label())
 	type key struct{ orig, result, rule string }
 	vals := map[key]int64{}
 	q := *p
@@ -173,8 +185,8 @@ func (m *Map) Apply(p *fold.Profile) (*fold.Profile, *Explanation) {
 
 // MapName returns what the map makes of one frame of a profile labelled
 // label: i is the frame index (0 is the thread name). keep is false when
-// the frame is elided.
+// the frame is elided. It makes a new Resolver at each call: to map many
+// frames, use one Resolver.
 func (m *Map) MapName(label string, i int, name string) (mapped string, keep bool) {
-	v := m.resolver(label).resolve(i, name)
-	return v.name, v.keep
+	return m.Resolver(label).Frame(i, name)
 }

@@ -27,6 +27,13 @@ func NormalizeName(name string) string {
 	return defaultNormalize().apply(name)
 }
 
+// Normalize applies the map's build-noise normalisation (its normalize
+// section, or the defaults) to one symbol, as Apply does to every frame
+// but the thread name. It never returns "" for a non-empty name.
+func (m *Map) Normalize(name string) string {
+	return m.normalize.apply(name)
+}
+
 func (o normalizeOpts) apply(name string) string {
 	if name == "" || name[0] == '[' {
 		return name // "[unknown]", "[mariadbd]": a DSO, not a symbol

@@ -212,10 +212,64 @@ func TestNormalize(t *testing.T) {
 		if !keep || got != tt.off {
 			t.Errorf("with %s off: MapName(%q) = %q, %v, want %q", tt.opts, tt.in, got, keep, tt.off)
 		}
+		if got := m.Normalize(tt.in); got != tt.off {
+			t.Errorf("with %s off: Normalize(%q) = %q, want %q", tt.opts, tt.in, got, tt.off)
+		}
+		if got := Default().Normalize(tt.in); got != tt.all {
+			t.Errorf("Default().Normalize(%q) = %q, want %q", tt.in, got, tt.all)
+		}
 	}
 	// Frame 0 (the thread name) is never normalised.
 	if got, _ := Default().MapName("", 0, "x.isra.0"); got != "x.isra.0" {
 		t.Errorf("frame 0 normalised: %q", got)
+	}
+}
+
+// TestResolver maps frames one at a time through a Resolver: the same
+// names as Apply gives, label-limited rules chosen by the Resolver's
+// label, the thread name (frame 0) through comm rules only.
+func TestResolver(t *testing.T) {
+	m := mustParse(t, `version: 1
+comm:
+  - to: conn
+    glob: ['one_connection*']
+elide:
+  - from: [wrapper]
+rename:
+  - to: mysql_update
+    from: [Sql_cmd_dml::execute]
+    labels: ['11.*']
+`)
+	tests := []struct {
+		label string
+		i     int
+		name  string
+		want  string
+		keep  bool
+	}{
+		{"11.8", 1, "Sql_cmd_dml::execute", "mysql_update", true},
+		{"10.11", 1, "Sql_cmd_dml::execute", "Sql_cmd_dml::execute", true},
+		{"11.8", 1, "Sql_cmd_dml::execute.isra.0", "mysql_update", true},
+		{"11.8", 1, "wrapper", "", false},
+		{"11.8", 0, "one_connection_7", "conn", true},
+		{"11.8", 0, "wrapper", "wrapper", true},
+		{"", 1, "memcpy@GLIBC_2.14", "memcpy", true},
+	}
+	rs := map[string]*Resolver{}
+	for _, tt := range tests {
+		r := rs[tt.label]
+		if r == nil {
+			r = m.Resolver(tt.label)
+			rs[tt.label] = r
+		}
+		for range 2 { // the second time from the cache
+			if got, keep := r.Frame(tt.i, tt.name); got != tt.want || keep != tt.keep {
+				t.Errorf("Resolver(%q).Frame(%d, %q) = %q, %v, want %q, %v", tt.label, tt.i, tt.name, got, keep, tt.want, tt.keep)
+			}
+		}
+		if got, keep := m.MapName(tt.label, tt.i, tt.name); got != tt.want || keep != tt.keep {
+			t.Errorf("MapName(%q, %d, %q) = %q, %v, want %q, %v", tt.label, tt.i, tt.name, got, keep, tt.want, tt.keep)
+		}
 	}
 }
 

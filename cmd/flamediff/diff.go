@@ -87,18 +87,16 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
+	raw, err := loadRaw(ctx, s, opts.Load, paths, opts.parseOptions())
+	if err != nil {
+		return err
+	}
 	ps := make([]*fold.Profile, len(paths))
 	expls := make([]*symbolmap.Explanation, len(paths))
 	labels := make([]string, len(paths))
-	load, raw := opts.Load, []*fold.Profile(nil)
-	if opts.Suggest {
-		load = recordingLoader(load, &raw)
-	}
-	for i, path := range paths {
-		if ps[i], expls[i], err = loadMapped(ctx, s, load, path, opts.parseOptions(), m); err != nil {
-			return err
-		}
-		labels[i] = profileLabel(ps[i], path)
+	for i, p := range raw {
+		ps[i], expls[i] = applyMap(m, p)
+		labels[i] = profileLabel(ps[i], paths[i])
 	}
 	roots, err := resolveRoots(opts.Roots, ps, expls)
 	if err != nil {

@@ -101,11 +101,9 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 	if err != nil {
 		return err
 	}
-	cf := commonFlags{MapFile: opts.MapFile, Format: formatTable, Top: opts.Top, Roots: roots, Depth: opts.Depth,
-		Threads: opts.Threads, Explain: opts.Explain, KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse,
-		CollapseThreshold: opts.CollapseThreshold}
-	dopts := diffOptions(in.m, &cf, roots)
-	dopts.Labels = in.labels
+	dopts := mapOptions(in.m, diff.Options{IncludeThreads: opts.Threads, Roots: roots, Depth: opts.Depth,
+		KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse, CollapseThreshold: opts.CollapseThreshold,
+		Labels: in.labels})
 	var doc *document
 	if opts.Diff {
 		r, err := diff.Compute(in.ps[0], in.ps[1:], dopts)

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
-	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
 
 // mapSuggestOptions are the inputs of "flamediff map suggest".
@@ -95,8 +93,8 @@ included).`,
 	f.BoolVar(&opts.Force, "force", false, "no effect: -o and --apply overwrite like every output (an output that is one of the inputs is refused)")
 	_ = f.MarkDeprecated("force", "-o and --apply overwrite like every flamediff output; an output that is one of the inputs (--map included) is refused")
 	f.StringVar(&opts.Root, "root", "", "consider only function `FN` and the functions below it")
-	f.Float64Var(&opts.MinShare, "min-share", symbolmap.DefaultSuggestMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
-	f.Float64Var(&opts.MinScore, "min-score", symbolmap.DefaultSuggestMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
+	f.Float64Var(&opts.MinShare, "min-share", suggest.DefaultMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
+	f.Float64Var(&opts.MinScore, "min-score", suggest.DefaultMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
 	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &opts.InputFormat)
@@ -135,29 +133,16 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if apply != nil && out != nil && (opts.Apply == opts.Output || apply.SameAs(opts.Output) != nil) {
 		return usageError("--apply and -o name the same file %s; write the proposals and the new map to two files", opts.Apply)
 	}
-	var src []byte
-	m := symbolmap.Default()
-	if opts.MapFile != "" {
-		if src, err = os.ReadFile(opts.MapFile); err != nil {
-			return fmt.Errorf("symbol map %w", fserr.Describe(opts.MapFile, err, "map file"))
-		}
-		m, err = parseMap(s, src, opts.MapFile)
-		if err != nil {
-			return err
-		}
+	m, src, err := readMap(s, opts.MapFile)
+	if err != nil {
+		return err
 	}
-	ps := make([]*fold.Profile, 2)
-	for i, path := range []string{opts.Base, opts.Target} {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p, err := loadRaw(s, opts.Load, path, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
-		if err != nil {
-			return err
-		}
-		ps[i] = cleanNames(p)
+	raw, err := loadRaw(ctx, s, opts.Load, []string{opts.Base, opts.Target}, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
+	if err != nil {
+		return err
 	}
-	sug, err := symbolmap.Suggest(m, ps[0], ps[1], symbolmap.SuggestOptions{
+	ps := []*fold.Profile{cleanNames(raw[0]), cleanNames(raw[1])}
+	sug, err := suggest.Compute(m, ps[0], ps[1], suggest.Options{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,
 	})
 	if err != nil {
@@ -194,41 +179,8 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	return nil
 }
 
-// parseMap parses a map file's bytes, printing its diagnostics on stderr
-// as loadMap does.
-func parseMap(s *streams, src []byte, path string) (*symbolmap.Map, error) {
-	m, diags, err := symbolmap.Parse(bytes.NewReader(src), path)
-	for _, d := range diags {
-		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
-	}
-	return m, err
-}
-
-// loadRaw loads one profile argument without mapping it.
-func loadRaw(s *streams, load profileLoader, path string, po fold.ParseOptions) (*fold.Profile, error) {
-	if load == nil {
-		load = loadProfile
-	}
-	return load(s, path, loadOptions{Parse: po})
-}
-
 // suggestTop is how many proposals diff --suggest shows per target.
 const suggestTop = 5
-
-// recordingLoader wraps load so that the profiles it returns, unmapped,
-// are kept in *raw in load order (diff --suggest needs them after mapping).
-func recordingLoader(load profileLoader, raw *[]*fold.Profile) profileLoader {
-	if load == nil {
-		load = loadProfile
-	}
-	return func(s *streams, path string, opts loadOptions) (*fold.Profile, error) {
-		p, err := load(s, path, opts)
-		if err == nil {
-			*raw = append(*raw, p)
-		}
-		return p, err
-	}
-}
 
 // suggestSections returns, for diff --suggest, one section per target
 // with functions of a meaningful share in one profile only: its top
@@ -237,7 +189,7 @@ func recordingLoader(load profileLoader, raw *[]*fold.Profile) profileLoader {
 func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]section, error) {
 	var out []section
 	for i := 1; i < len(raw); i++ {
-		sug, err := symbolmap.Suggest(m, raw[0], raw[i], symbolmap.SuggestOptions{})
+		sug, err := suggest.Compute(m, raw[0], raw[i], suggest.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -274,8 +226,8 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 }
 
 // ruleText is a proposal's rule on one line: "rename Sql_cmd_dml::execute → mysql_update".
-func ruleText(p symbolmap.Proposal) string {
-	if p.Kind == symbolmap.Elide {
+func ruleText(p suggest.Proposal) string {
+	if p.Kind == suggest.Elide {
 		return "elide " + strings.Join(p.From, ", ")
 	}
 	return fmt.Sprintf("rename %s → %s", strings.Join(p.From, ", "), p.To)

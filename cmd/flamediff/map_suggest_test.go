@@ -10,10 +10,11 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
 
 func TestMapSuggestFlags(t *testing.T) {
-	def := mapSuggestOptions{MinShare: symbolmap.DefaultSuggestMinShare, MinScore: symbolmap.DefaultSuggestMinScore}
+	def := mapSuggestOptions{MinShare: suggest.DefaultMinShare, MinScore: suggest.DefaultMinScore}
 	tests := []struct {
 		name    string
 		args    []string

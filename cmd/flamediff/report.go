@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -197,79 +196,6 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		return err
 	}
 	return writeOutput(s, out, buf.Bytes())
-}
-
-// loadMap reads the --map file, printing its diagnostics on stderr; without
-// a file it returns the default map (normalisation and thread roots only).
-func loadMap(s *streams, path string) (*symbolmap.Map, error) {
-	if path == "" {
-		return symbolmap.Default(), nil
-	}
-	m, diags, err := symbolmap.Load(path)
-	for _, d := range diags {
-		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// loadMapped loads one profile argument and applies the map to it.
-func loadMapped(ctx context.Context, s *streams, load profileLoader, path string, po fold.ParseOptions, m *symbolmap.Map) (*fold.Profile, *symbolmap.Explanation, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	if load == nil {
-		load = loadProfile
-	}
-	p, err := load(s, path, loadOptions{Parse: po})
-	if err != nil {
-		return nil, nil, err
-	}
-	mp, expl := m.Apply(p)
-	if mp.Meta == nil && p.Meta != nil {
-		mp.Meta = p.Meta
-	}
-	return cleanNames(mp), expl, nil
-}
-
-// cleanNames replaces invalid UTF-8 in frame names by U+FFFD (names.Clean),
-// once, so that every output made from the profile (tables, markdown, CSV,
-// JSON, SVG, HTML) shows the same name. Folded and pprof output (fold)
-// keep the input's bytes.
-func cleanNames(p *fold.Profile) *fold.Profile {
-	dirty := false
-	for _, s := range p.Stacks {
-		for _, f := range s.Frames {
-			if !utf8.ValidString(f) {
-				dirty = true
-				break
-			}
-		}
-	}
-	if !dirty {
-		return p
-	}
-	return p.MapFrames(func(_ int, name string) (string, bool) { return names.Clean(name), true })
-}
-
-// diffOptions turns the map and flags into diff.Options.
-func diffOptions(m *symbolmap.Map, c *commonFlags, roots []string) diff.Options {
-	o := diff.Options{
-		IncludeThreads:    c.Threads,
-		IsThreadRoot:      m.IsThreadRoot,
-		Roots:             roots,
-		Depth:             c.Depth,
-		KeepUnresolved:    c.KeepUnresolved,
-		NoCollapse:        c.NoCollapse,
-		CollapseThreshold: c.CollapseThreshold,
-	}
-	if m.HasSubsystems() {
-		o.Classify = m.Subsystem
-		o.SubsystemNames = m.Subsystems()
-	}
-	return o
 }
 
 // resolveRoots checks that every --root names a frame of at least one
