@@ -3,16 +3,21 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test quick generate bench bench-overhead bench-svg demo fuzz lint fmt ci
+.PHONY: help build test quick generate docs bench bench-overhead bench-svg demo fuzz lint fmt ci
 
 help:
-	@echo "targets: demo build test quick bench bench-overhead bench-svg fuzz lint fmt generate ci"
+	@echo "targets: demo build test quick bench bench-overhead bench-svg fuzz lint fmt generate docs ci"
 
 build:
 	$(GO) build -buildvcs=true -o $(BIN) ./cmd/flamediff
 
 generate:
 	$(GO) generate ./...
+
+# The command reference docs/commands/*.md, from the commands' help texts
+# and flags (TestCommandDocsCurrent fails when it is out of date).
+docs:
+	$(GO) run ./cmd/flamediff docs docs/commands
 
 # The test command of the README and CI: installs what the tests need
 # (as root), then vet, lint, the tests and a short fuzz pass.

@@ -1,6 +1,6 @@
 //go:build ignore
 
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 //
 // profile.bpf.c: an on-CPU stack sampler for flamediff, attached to one
 // cpu-clock perf event per CPU. Every sample of the target process is
@@ -20,7 +20,7 @@
 #include <linux/errno.h>
 #include <bpf/bpf_helpers.h>
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 // Frames per stack: the kernel's default kernel.perf_event_max_stack.
 #define MAX_DEPTH 127

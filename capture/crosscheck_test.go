@@ -26,7 +26,7 @@ import (
 // report quotes within 3 percentage points, the same frame names, and each
 // sampler's CPU within 10% of the CPU the process was accounted.
 // Per-thread events, as record uses by default: per-CPU events lose samples
-// on kernels where CPUs idle between queries (README, "Two samplers").
+// on kernels where CPUs idle between queries (docs/recording.md, "Per-thread events").
 //
 // The two samplers run at the same time, each with its own events: two
 // windows one after the other see different work (this server's share of

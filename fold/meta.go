@@ -23,7 +23,7 @@ const (
 // only. Zero means "not measured" for every numeric field; HasPerOp says
 // whether the per-operation figures can be computed.
 //
-// The JSON field names are part of flamediff's interface (see README) and
+// The JSON field names are part of flamediff's interface (docs/run-json.md) and
 // stay stable.
 type Meta struct {
 	// Format is the run.json format version, currently 1.

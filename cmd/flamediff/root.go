@@ -67,6 +67,7 @@ runs the whole comparison on several server versions.`,
 		newSVGCmd(s, nil), newHTMLCmd(s, nil),
 		newBenchCmd(s, nil),
 		newVersionCmd(s),
+		newDocsCmd(s),
 	)
 	return root
 }
