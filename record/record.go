@@ -80,10 +80,10 @@ func Run(ctx context.Context, cfg Config, progress func(Status)) (*Result, error
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	cfg = cfg.withDefaults()
+	r := &recorder{cfg: cfg, progress: progress, ticks: progress != nil, meta: &fold.Meta{Format: 1}}
 	if progress == nil {
-		progress = func(Status) {}
+		r.progress = func(Status) {}
 	}
-	r := &recorder{cfg: cfg, progress: progress, meta: &fold.Meta{Format: 1}}
 	// The output directory first: a wrong Out fails before anything starts.
 	if err := rundir.Create(cfg.Out); err != nil {
 		return nil, fmt.Errorf("record: %w", &FieldError{Field: FieldOut, Value: cfg.Out, Err: err})

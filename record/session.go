@@ -21,6 +21,7 @@ import (
 type recorder struct {
 	cfg      Config
 	progress func(Status)
+	ticks    bool // progress wants PhaseTick (asks the sampler for its count)
 	meta     *fold.Meta
 	run      *workload.Run
 	logFile  *os.File
@@ -224,7 +225,9 @@ func (r *recorder) wait(ctx context.Context, win *window) string {
 			if _, err := workload.ReadProc(r.cfg.ProcRoot, r.pid); errors.Is(err, workload.ErrProcessGone) {
 				return fmt.Sprintf("the server (pid %d) died %s into the window", r.pid, time.Since(win.start).Round(time.Second))
 			}
-			r.progress(Status{Phase: PhaseTick, Elapsed: time.Since(win.start), Window: win.length, Samples: r.sampler.SamplesSoFar()})
+			if r.ticks {
+				r.progress(Status{Phase: PhaseTick, Elapsed: time.Since(win.start), Window: win.length, Samples: r.sampler.SamplesSoFar()})
+			}
 		}
 	}
 }
