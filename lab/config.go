@@ -164,6 +164,24 @@ func (c *Config) Base() *ServerSpec {
 	return nil
 }
 
+// Labels returns the servers' labels, in the config's order.
+func (c *Config) Labels() []string {
+	labels := make([]string, len(c.Servers))
+	for i, sp := range c.Servers {
+		labels[i] = sp.Label
+	}
+	return labels
+}
+
+// WorkloadNames returns the workloads' names, in the config's order.
+func (c *Config) WorkloadNames() []string {
+	names := make([]string, len(c.Workloads))
+	for i, w := range c.Workloads {
+		names[i] = w.Name
+	}
+	return names
+}
+
 // MapPath returns the symbol map's path with a relative path taken
 // relative to configDir (the directory of the config file); empty when
 // the config names no map.

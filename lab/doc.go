@@ -4,13 +4,16 @@
 // (Fetcher, derived from this machine's apt sources by SystemSources and
 // FindMirror), installed servers (Installed), and the lifecycle of a
 // private server on a unix socket (StartServer, Server.Prepare,
-// Server.Stop).
+// Server.Stop). Run (or Start, Session.Measure and Session.Close) runs
+// the matrix: every workload on every server, repeated, the servers in a
+// rotating order, each measurement a recording session of package record;
+// the report is someone else's job (package benchreport).
 //
 // Parsers take an io.Reader or bytes and never touch the system
 // (ParseConfig, ParseSourcesList, ParseDeb822Sources, ParseParagraphs,
 // ParseDepends, InstalledPackages, ParseLoaderError, ParseVersionOutput).
 // Everything else is Linux only: it runs apt-get, dpkg and mariadbd.
-// Nothing is written outside the cache directory and the work directory
-// a server is given; every process started runs in a process group of
+// Nothing is written outside the cache directory, the work directory a
+// server is given and Run's RunOptions.Out; every process started runs in a process group of
 // its own and is killed on every way out.
 package lab

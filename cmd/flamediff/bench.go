@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +16,8 @@ import (
 	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/lab"
+	"github.com/flamediff/flamediff/record"
+	"github.com/flamediff/flamediff/symbolmap"
 )
 
 // BenchOptions are the inputs of `flamediff bench`.
@@ -28,8 +28,6 @@ type BenchOptions struct {
 	Cache  string
 	Repeat int
 	Quiet  bool
-	// Record runs one measurement; runRecord when nil (tests may inject).
-	Record func(ctx context.Context, o *RecordOptions) error
 }
 
 func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
@@ -105,22 +103,12 @@ func (o *BenchOptions) validate() error {
 	return nil
 }
 
-// benchServer is one version of the config and what became of it.
-type benchServer struct {
-	spec    lab.ServerSpec
-	bin     *lab.Binary
-	srv     *lab.Server
-	missing string // why it has no runs ("" while usable)
-}
-
 func runBench(ctx context.Context, opts *BenchOptions) error {
 	s := opts.IO
 	logw := s.ErrOut
 	if opts.Quiet {
 		logw = io.Discard
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", a...) }
-
 	data, err := os.ReadFile(opts.Config)
 	if err != nil {
 		return fmt.Errorf("bench: config %w", fserr.Describe(opts.Config, err, "file"))
@@ -148,188 +136,65 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err := writeFileAtomic(filepath.Join(out, "config.yaml"), data); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	record := opts.Record
-	if record == nil {
-		record = runRecord
+	// The servers stop once the report is written (their log lines last).
+	sess, err := lab.Start(ctx, cfg, lab.RunOptions{Out: out, Cache: opts.Cache, Repeat: opts.Repeat, Log: logw, Record: benchRecord})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
-
-	// Servers: resolve (fetch) and start every version; one that fails is
-	// reported and the others run.
-	servers := make([]*benchServer, len(cfg.Servers))
-	for i, spec := range cfg.Servers {
-		servers[i] = &benchServer{spec: spec}
-	}
-	defer func() {
-		for _, b := range servers {
-			if b.srv == nil {
-				continue
-			}
-			if err := b.srv.Stop(); err != nil {
-				logf("%s: stop: %v", b.spec.Label, err)
-			}
-			// The datadir is large and of no use once the runs are
-			// written; my.cnf and the error log stay.
-			_ = os.RemoveAll(b.srv.DataDir)
-		}
-	}()
-	var fetcher *lab.Fetcher
-	for _, b := range servers {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		if b.spec.Suite != "" && fetcher == nil {
-			if fetcher, err = lab.NewFetcher(opts.Cache, logw); err != nil {
-				b.missing = fmt.Sprintf("fetch: %v", err)
-				logf("%s: %s", b.spec.Label, b.missing)
-				continue
-			}
-		}
-		logf("%s: resolving %s", b.spec.Label, serverSource(b.spec))
-		if b.bin, err = lab.Resolve(ctx, fetcher, b.spec); err != nil {
-			b.missing = fmt.Sprintf("server binary: %v", err)
-			logf("%s: %s", b.spec.Label, b.missing)
-			continue
-		}
-		logf("%s: starting %s (%s)", b.spec.Label, b.bin.Mariadbd, b.bin.Version)
-		b.srv, err = lab.StartServer(ctx, b.bin, lab.ServerConfig{
-			Dir:        filepath.Join(out, "servers", b.spec.Label),
-			BufferPool: lab.BufferPoolFor(cfg.Workloads),
-			Options:    append(append([]string{}, cfg.ServerOptions...), b.spec.Options...),
-			Log:        logw,
-		})
-		if err != nil {
-			b.srv = nil
-			b.missing = fmt.Sprintf("server did not start: %v", err)
-			logf("%s: %s", b.spec.Label, b.missing)
-		}
-	}
-
-	// Measurements: per workload, prepare every server, then N rounds with
-	// the versions in a rotating order.
-	var runs []benchreport.Run
-	total := len(cfg.Workloads) * len(servers) * opts.Repeat
-	done := 0
-	for _, w := range cfg.Workloads {
-		prepared := make(map[*benchServer]string)
-		for _, b := range servers {
-			if b.srv == nil || ctx.Err() != nil {
-				continue
-			}
-			logf("%s: %s: preparing %s of %d rows", b.spec.Label, w.Name, names.Plural(w.Tables, "table"), w.TableSize)
-			if err := b.srv.Prepare(ctx, w); err != nil {
-				prepared[b] = fmt.Sprintf("sysbench prepare: %v", err)
-				logf("%s: %s: %s", b.spec.Label, w.Name, prepared[b])
-			}
-		}
-		for r := 1; r <= opts.Repeat; r++ {
-			for k := range servers {
-				b := servers[(k+r-1)%len(servers)]
-				run := benchreport.Run{Server: b.spec.Label, Workload: w.Name, Repeat: r}
-				done++
-				switch {
-				case b.missing != "":
-					run.Missing = b.missing
-				case prepared[b] != "":
-					run.Missing = prepared[b]
-				case ctx.Err() != nil:
-					run.Missing = "bench was interrupted before this run"
-				case b.srv.Err() != nil:
-					run.Missing = fmt.Sprintf("server died: %v", b.srv.Err())
-				default:
-					run.Dir = filepath.Join(out, "runs", w.Name, b.spec.Label, strconv.Itoa(r))
-					logf("[%d/%d] %s %s repeat %d: sysbench %s, %s", done, total, w.Name, b.spec.Label, r, w.Test, w.Duration)
-					if err := record(ctx, benchRecordOptions(s, cfg, w, b, run.Dir)); err != nil {
-						logf("[%d/%d] %s %s repeat %d: %v", done, total, w.Name, b.spec.Label, r, err)
-						if _, serr := os.Stat(filepath.Join(run.Dir, "run.json")); serr != nil {
-							run.Dir, run.Missing = "", fmt.Sprintf("record: %v", err)
-						}
-						if died := b.srv.Err(); died != nil {
-							b.missing = fmt.Sprintf("server died: %v", died)
-						}
-					}
-				}
-				runs = append(runs, run)
-			}
-		}
-	}
+	defer sess.Close()
+	runs := sess.Measure(ctx)
 
 	// The report, from whatever was measured.
-	labels := make([]string, len(servers))
-	for i, b := range servers {
-		labels[i] = b.spec.Label
-	}
-	workloads := make([]string, len(cfg.Workloads))
-	for i, w := range cfg.Workloads {
-		workloads[i] = w.Name
-	}
-	base := ""
-	if sp := cfg.Base(); sp != nil {
-		base = sp.Label
-	}
-	logf("writing the report to %s", out)
-	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: labels, Workloads: workloads,
-		Roots: cfg.Roots, Map: m, SVG: true})
-	if err != nil {
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	if err := rep.WriteFiles(out); err != nil {
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	if err := rep.WriteSummary(s.Out); err != nil {
+	fmt.Fprintf(logw, "bench: writing the report to %s\n", out)
+	if err := writeBenchReport(s.Out, out, cfg, m, runs); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "\nreport: %s\n", filepath.Join(out, "index.html"))
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bench: interrupted; the report holds the runs that finished: %w", err)
 	}
-	var failed []string
-	for _, b := range servers {
-		if b.missing != "" {
-			failed = append(failed, b.spec.Label+": "+firstLine(b.missing))
+	if failed := sess.Failed(); len(failed) > 0 {
+		reasons := make([]string, len(failed))
+		for i, f := range failed {
+			reasons[i] = f.Server + ": " + firstLine(f.Reason)
 		}
-	}
-	if len(failed) > 0 {
 		return fmt.Errorf("bench: %d of %s failed (the report shows their cells as missing): %s",
-			len(failed), names.Plural(len(servers), "server"), strings.Join(failed, "; "))
+			len(failed), names.Plural(len(cfg.Servers), "server"), strings.Join(reasons, "; "))
 	}
 	return nil
 }
 
-// benchRecordOptions is `flamediff record` of one measurement.
-func benchRecordOptions(s *streams, cfg *lab.Config, w lab.Workload, b *benchServer, dir string) *RecordOptions {
-	// The window: from the warmup to a margin before sysbench ends.
-	margin := min(2*time.Second, (w.Duration-w.Warmup)/4)
-	var debug []string
-	if b.bin.LibcDebugDir != "" {
-		debug = []string{filepath.Dir(b.bin.LibcDebugDir)} // the root above .build-id
+// writeBenchReport writes the report of the runs to dir and its summary
+// to w.
+func writeBenchReport(w io.Writer, dir string, cfg *lab.Config, m *symbolmap.Map, measured []lab.Measurement) error {
+	base := ""
+	if sp := cfg.Base(); sp != nil {
+		base = sp.Label
 	}
-	return &RecordOptions{
-		Streams:    &streams{In: s.In, Out: io.Discard, ErrOut: io.Discard},
-		PID:        b.srv.PID(),
-		Sampler:    cfg.Capture.Sampler,
-		Event:      "auto",
-		Freq:       cfg.Capture.Frequency,
-		CallGraph:  cfg.Capture.CallGraph,
-		PerCPU:     cfg.Capture.Events == "cpu",
-		Warmup:     w.Warmup,
-		Margin:     margin,
-		Socket:     b.srv.Socket,
-		User:       "root",
-		OpsCounter: []string{"Questions"},
-		Label:      b.spec.Label,
-		Out:        dir,
-		DebugDirs:  debug,
-		Quiet:      true,
-		Workload:   b.srv.SysbenchArgs(w, "run", "--report-interval=1"),
-		ProcRoot:   "/proc",
+	runs := make([]benchreport.Run, len(measured))
+	for i, r := range measured {
+		runs[i] = benchreport.Run{Server: r.Server, Workload: r.Workload, Repeat: r.Repeat, Dir: r.Dir, Missing: r.Missing}
 	}
+	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: cfg.Labels(), Workloads: cfg.WorkloadNames(),
+		Roots: cfg.Roots, Map: m, SVG: true})
+	if err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	if err := rep.WriteFiles(dir); err != nil {
+		return fmt.Errorf("bench: report: %w", err)
+	}
+	if err := rep.WriteSummary(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(dir, "index.html"))
+	return nil
 }
 
-func serverSource(spec lab.ServerSpec) string {
-	if spec.Path != "" {
-		return spec.Path
-	}
-	return "Debian " + spec.Suite
+// benchRecord is one measurement of the bench: record.Run with the errors
+// worded as `flamediff record` words them (the bench's log and the report
+// show them).
+func benchRecord(ctx context.Context, c record.Config) (*record.Result, error) {
+	res, err := record.Run(ctx, c, nil)
+	return res, recordError(err, c.Warmup)
 }
 
 func firstLine(s string) string {

@@ -7,10 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flamediff/flamediff/fold"
 )
@@ -233,116 +231,4 @@ func closeRel(a, b, tol float64) bool {
 		return a == 0
 	}
 	return math.Abs(a/b-1) <= tol
-}
-
-// benchConfig writes a config of the installed 10.11 (base) and, when
-// second is not empty, a second server block; one short point-select.
-func benchConfig(t *testing.T, second string) string {
-	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "lab.yaml")
-	config := `servers:
-  - label: "10.11"
-    path: /usr/sbin/mariadbd
-    base: true
-` + second + `workloads:
-  - name: point-select
-    test: oltp_point_select
-    table_size: 1000
-    duration: 8s
-    warmup: 2s
-capture: {sampler: perf, frequency: 99}
-`
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-func requireLab(t *testing.T) {
-	t.Helper()
-	requirePerf(t)
-	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
-				t.Fatalf("%s: %v (MARIADBTEST_REQUIRE is set)", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
-
-// A server that does not start is reported with its error log, its cells
-// are missing with the reason, and the other version still runs.
-func TestBenchServerFails(t *testing.T) {
-	requireLab(t)
-	cfg := benchConfig(t, `  - label: broken
-    path: /usr/sbin/mariadbd
-    options: [no_such_option_at_all=1]
-`)
-	out := filepath.Join(t.TempDir(), "out")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"bench", "-c", cfg, "--out", out}, strings.NewReader(""), &stdout, &stderr)
-	if code != exitError {
-		t.Fatalf("exit %d, want 1 (a server failed)\nstderr:\n%s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "broken") || !strings.Contains(stderr.String(), "no_such_option_at_all") {
-		t.Errorf("stderr does not name the failed server and the error log's complaint:\n%s", stderr.String())
-	}
-	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatalf("no report despite one working server: %v", err)
-	}
-	if !strings.Contains(string(md), "missing") || !strings.Contains(string(md), "did not start") {
-		t.Errorf("report.md does not mark the broken server's cells missing with the reason:\n%s", md)
-	}
-	m, _ := readRunDir(t, filepath.Join(out, "runs", "point-select", "10.11", "1"))
-	if m.QPS == 0 || m.Complete == nil || !*m.Complete {
-		t.Errorf("10.11 was not measured: qps %.1f, complete %v", m.QPS, m.Complete)
-	}
-	if ps, err := exec.Command("pgrep", "-f", out).Output(); err == nil && len(bytes.TrimSpace(ps)) > 0 {
-		t.Errorf("processes still running from %s: %s", out, ps)
-	}
-}
-
-// Ctrl-C in the middle of a measurement: the servers and the sampler
-// stop, the report is written from what finished, and the exit status says
-// it was interrupted.
-func TestBenchInterrupt(t *testing.T) {
-	requireLab(t)
-	bin := buildFlamediff(t)
-	cfg := benchConfig(t, "")
-	out := filepath.Join(t.TempDir(), "out")
-	pid, stderr := interruptAt(t, []string{bin, "bench", "-c", cfg, "--out", out, "--repeat", "3"}, "[2/3]", 60*time.Second, 90*time.Second)
-	if !strings.Contains(stderr, "interrupted") {
-		t.Errorf("stderr does not say it was interrupted:\n%s", stderr)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		t.Fatalf("no report after an interrupt: %v\n%s", err, stderr)
-	}
-	if !strings.Contains(string(md), "interrupted") {
-		t.Errorf("report.md does not say which runs the interrupt cut:\n%s", md)
-	}
-	if m, _ := readRunDir(t, filepath.Join(out, "runs", "point-select", "10.11", "1")); m.QPS == 0 {
-		t.Errorf("the first, finished run has no figures")
-	}
-	if ps, err := exec.Command("pgrep", "-f", out).Output(); err == nil && len(bytes.TrimSpace(ps)) > 0 {
-		t.Errorf("processes still running from %s after SIGINT: %s", out, ps)
-	}
-	if left := perfChildrenOf(t, pid); len(left) > 0 {
-		t.Errorf("perf processes left: %v", left)
-	}
-}
-
-// perfChildrenOf lists perf processes whose parent was pid.
-func perfChildrenOf(t *testing.T, pid int) []int {
-	t.Helper()
-	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(pid), "perf").Output()
-	var pids []int
-	for _, f := range strings.Fields(string(out)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, n)
-		}
-	}
-	return pids
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
+	"github.com/flamediff/flamediff/record"
 )
 
 func TestRecordFlags(t *testing.T) {
@@ -89,63 +91,6 @@ func TestRecordFlags(t *testing.T) {
 	}
 }
 
-func TestSysbenchTime(t *testing.T) {
-	tests := []struct {
-		args []string
-		want time.Duration
-	}{
-		{[]string{"sysbench", "oltp_read_only", "--time=30", "run"}, 30 * time.Second},
-		{[]string{"/usr/bin/sysbench", "--time", "12", "oltp_read_only", "run"}, 12 * time.Second},
-		{[]string{"sysbench", "oltp_read_only", "run"}, 10 * time.Second},
-		{[]string{"sysbench", "--time=0", "run"}, 0},
-		{[]string{"sh", "-c", "--time=30"}, 0},
-		{nil, 0},
-	}
-	for _, tt := range tests {
-		if got := sysbenchTime(tt.args); got != tt.want {
-			t.Errorf("sysbenchTime(%q) = %s, want %s", tt.args, got, tt.want)
-		}
-	}
-}
-
-func TestSampledGap(t *testing.T) {
-	for _, tt := range []struct {
-		samples int64
-		freq    int
-		cpu     float64
-		perCPU  bool
-		want    string // "" or a part of the warning
-	}{
-		{1000, 100, 10, false, ""},
-		{880, 100, 10, false, ""},                    // 12% fewer: within 15%
-		{500, 100, 10, false, "50% fewer"},           // far too few
-		{1300, 100, 10, false, "30% more"},           // more samples than CPU
-		{20, 99, 0.3, false, ""},                     // 33% fewer, but 30 expected: within 3 sigma
-		{0, 99, 0, false, ""},                        // no CPU: nothing to compare
-		{1508, 999, 2.91, true, "48% fewer"},         // per-CPU events, point selects
-		{1508, 999, 2.91, true, "without --per-cpu"}, // and the way out
-		{500, 100, 10, false, "the other --sampler"},
-	} {
-		got := sampledGap(tt.samples, tt.freq, tt.cpu, tt.perCPU)
-		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("sampledGap(%d, %d, %g) = %q, want %q", tt.samples, tt.freq, tt.cpu, got, tt.want)
-		}
-	}
-}
-
-func TestLabelFromVersion(t *testing.T) {
-	for _, tt := range []struct{ v, dir, want string }{
-		{"10.11.19-MariaDB-0+deb12u1", "x", "10.11"},
-		{"8.0.40", "x", "8.0"},
-		{"11.8.9-MariaDB-log", "x", "11.8"},
-		{"", "/tmp/runs/base/", "base"},
-	} {
-		if got := labelFromVersion(tt.v, tt.dir); got != tt.want {
-			t.Errorf("labelFromVersion(%q, %q) = %q, want %q", tt.v, tt.dir, got, tt.want)
-		}
-	}
-}
-
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -213,18 +158,6 @@ func interruptAt(t *testing.T, argv []string, marker string, startWithin, stopWi
 		t.Fatalf("%s did not stop within %s of SIGINT; stderr:\n%s", argv[1], stopWithin, stderr.String())
 	}
 	return cmd.Process.Pid, stderr.String()
-}
-
-// forEachSampler runs f as a subtest for each sampler that can run here
-// (perf, bpf), skipping the others with the reason.
-func forEachSampler(t *testing.T, f func(t *testing.T, sampler string)) {
-	t.Helper()
-	for _, sampler := range []string{"perf", "bpf"} {
-		t.Run(sampler, func(t *testing.T) {
-			requireSampler(t, sampler)
-			f(t, sampler)
-		})
-	}
 }
 
 func requireSampler(t *testing.T, sampler string) {
@@ -399,139 +332,80 @@ func noPerfLeft(t *testing.T, pid int) {
 	}
 }
 
-func TestRecordWorkloadFails(t *testing.T) {
-	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
-		out := filepath.Join(t.TempDir(), "run")
-		var stderr bytes.Buffer
-		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "500ms", "--duration", "10s",
-			"--out", out, "--quiet", "--", "sh", "-c", "sleep 2; echo boom; exit 3"}
-		start := time.Now()
-		code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-		if code != 1 {
-			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
-		}
-		if time.Since(start) > 8*time.Second {
-			t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
-		}
-		if !strings.Contains(stderr.String(), "incomplete run written") {
-			t.Errorf("stderr does not say the run is incomplete:\n%s", stderr.String())
-		}
-		m, stacks := readRun(t, out)
-		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
-			t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
-		}
-		if m.WorkloadExitCode == nil || *m.WorkloadExitCode != 3 {
-			t.Errorf("workload exit code = %v, want 3", m.WorkloadExitCode)
-		}
-		if stacks == "" || m.Samples == 0 {
-			t.Errorf("the samples taken before the failure were not kept (samples %d)", m.Samples)
-		}
-		log, _ := os.ReadFile(filepath.Join(out, "workload.log"))
-		if !strings.Contains(string(log), "boom") {
-			t.Errorf("workload.log = %q, want the workload's output", log)
-		}
-		noPerfLeft(t, target.Process.Pid)
-	})
-}
-
-func TestRecordTargetDies(t *testing.T) {
-	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
-		out := filepath.Join(t.TempDir(), "run")
-		go func() {
-			time.Sleep(2500 * time.Millisecond)
-			_ = target.Process.Kill()
-		}()
-		var stderr bytes.Buffer
-		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "20s", "--freq", "199", "--out", out, "--quiet"}
-		code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-		if code != 1 {
-			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
-		}
-		m, stacks := readRun(t, out)
-		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
-			t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
-		}
-		if m.Samples < 100 || !strings.Contains(stacks, "sh") {
-			t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
-		}
-		if m.Sampler != sampler {
-			t.Errorf("run.json sampler = %q, want %q", m.Sampler, sampler)
-		}
-		noPerfLeft(t, target.Process.Pid)
-	})
-}
-
-// TestRecordInterrupt sends SIGINT to a real flamediff binary mid-window.
+// TestRecordInterrupt sends SIGINT to a real flamediff binary mid-window:
+// the command's signal handling reaches record.Run (whose own tests cover
+// both samplers with a cancelled context).
 func TestRecordInterrupt(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("record tests need root")
-	}
+	requirePerf(t)
 	bin := buildFlamediff(t)
-	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
-		out := filepath.Join(t.TempDir(), "run")
-		// Interrupt 3 s into the window (starting perf may take a while
-		// on a loaded machine).
-		interruptAt(t, []string{bin, "record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out},
-			"sampling pid", 30*time.Second, 20*time.Second)
-		m, stacks := readRun(t, out)
-		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
-			t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
-		}
-		if m.Samples < 100 || stacks == "" {
-			t.Errorf("samples = %d: the ~3 s sampled before Ctrl-C were not kept", m.Samples)
-		}
-		var raw map[string]any
-		data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
-		if err := json.Unmarshal(data, &raw); err != nil {
-			t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
-		}
-		noPerfLeft(t, target.Process.Pid)
-	})
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	// Interrupt 3 s into the window (starting perf may take a while on a
+	// loaded machine).
+	interruptAt(t, []string{bin, "record", "--sampler", "perf", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out},
+		"sampling pid", 30*time.Second, 20*time.Second)
+	m, stacks := readRun(t, out)
+	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
+		t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
+	}
+	if m.Samples < 100 || stacks == "" {
+		t.Errorf("samples = %d: the ~3 s sampled before Ctrl-C were not kept", m.Samples)
+	}
+	var raw map[string]any
+	data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
+	}
+	noPerfLeft(t, target.Process.Pid)
 }
 
-func TestRecordWorkloadEndsInWarmup(t *testing.T) {
-	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
+// recordError words record's errors with the command's flags, as the
+// command always printed them.
+func TestRecordErrorWording(t *testing.T) {
+	cause := errors.New("cause")
+	for _, tt := range []struct {
+		err       error
+		want      string
+		wantUsage bool
+	}{
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldOut, Value: "x", Err: errors.New("x: is a file, not a directory")}), "record: --out x: is a file, not a directory", false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldPID, Value: "4242", Err: capture.ErrProcessGone}), "record: --pid 4242: " + capture.ErrProcessGone.Error(), false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldProcess, Value: "mysqld", Err: capture.ErrNoProcess}), "record: --process mysqld: " + capture.ErrNoProcess.Error(), false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldProcess, Value: "mysqld", Err: capture.ErrAmbiguous,
+			Candidates: []capture.Process{{PID: 7, Cmdline: []string{"mysqld", "-a"}}}}), "record: --process mysqld: " + capture.ErrAmbiguous.Error() + "; choose one with --pid:\n  7 mysqld -a", false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldTarget, Err: cause}), "record: cause (name the process with --pid, --pidfile or --process)", false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldSampler, Value: "bpf", Err: cause}), "record: --sampler bpf: cause (--sampler perf uses perf record instead)", false},
+		{fmt.Errorf("record: %w", &record.FieldError{Field: record.FieldOpsCounter, Err: cause}), "record: --ops-counter: cause", false},
+		{fmt.Errorf("record: the workload ended during the 5s warmup, before sampling started: %w", record.ErrEndedEarly),
+			"record: the workload ended during the 5s warmup, before sampling started: it exited 0 too early; make it run longer than --warmup", false},
+		{fmt.Errorf("record: %w", &record.NoWindowError{SysbenchTime: 10 * time.Second, Warmup: 5 * time.Second, Margin: 5 * time.Second}),
+			"usage: sysbench --time=10s leaves no window after --warmup 5s and --margin 5s", true},
+		{fmt.Errorf("record: sampler: %w", cause), "record: sampler: cause", false},
+	} {
+		got := recordError(tt.err, 5*time.Second)
+		if got.Error() != tt.want || errors.Is(got, errUsage) != tt.wantUsage {
+			t.Errorf("recordError(%q) = %q (usage %v), want %q (usage %v)", tt.err, got, errors.Is(got, errUsage), tt.want, tt.wantUsage)
+		}
+	}
+	if recordError(nil, 0) != nil {
+		t.Errorf("recordError(nil) is not nil")
+	}
+}
+
+// The command prints record's errors in its flags' words.
+func TestRecordNoSuchTarget(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pid", "999999999"}, "flamediff: record: --pid 999999999: " + capture.ErrProcessGone.Error() + "\n"},
+		{[]string{"--process", "no-such-process-here"}, "flamediff: record: --process no-such-process-here: " + capture.ErrNoProcess.Error() + "\n"},
+	} {
 		out := filepath.Join(t.TempDir(), "run")
 		var stderr bytes.Buffer
-		args := []string{"record", "--sampler", sampler, "--pid", strconv.Itoa(target.Process.Pid), "--warmup", "5s", "--duration", "5s",
-			"--out", out, "--quiet", "--", "sh", "-c", "exit 0"}
-		start := time.Now()
-		if code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != 1 {
-			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+		args := append(append([]string{"record"}, tt.args...), "--duration", "1s", "--out", out)
+		if code := run(args, strings.NewReader(""), &bytes.Buffer{}, &stderr); code != exitError || stderr.String() != tt.want {
+			t.Errorf("flamediff %q: exit %d, stderr %q; want 1 and %q", args, code, stderr.String(), tt.want)
 		}
-		if time.Since(start) > 4*time.Second {
-			t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
-		}
-		if !strings.Contains(stderr.String(), "during the 5s warmup") {
-			t.Errorf("stderr = %q, want it to say the workload ended during the warmup", stderr.String())
-		}
-		m, _ := readRun(t, out)
-		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
-			t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
-		}
-		noPerfLeft(t, target.Process.Pid)
-	})
-}
-
-func TestMarkWriter(t *testing.T) {
-	var out bytes.Buffer
-	m := &markWriter{w: &out, mark: []byte("Threads started!")}
-	for _, p := range []string{"Initializing...\nThreads sta", "rted!\n", "[ 1s ] ...\n"} {
-		if _, err := m.Write([]byte(p)); err != nil {
-			t.Fatal(err)
-		}
-		if p == "Initializing...\nThreads sta" && !m.at().IsZero() {
-			t.Fatalf("marker seen before it was complete")
-		}
-	}
-	if m.at().IsZero() {
-		t.Errorf("marker split across writes was not seen")
-	}
-	if out.String() != "Initializing...\nThreads started!\n[ 1s ] ...\n" {
-		t.Errorf("output = %q, want everything passed through", out.String())
 	}
 }

@@ -1,0 +1,304 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/record"
+)
+
+// RunOptions are the inputs of Start and Run besides the config.
+type RunOptions struct {
+	// Out is the bench's directory, which must exist: each server's
+	// my.cnf and error log go to servers/LABEL, each measurement's run
+	// directory to runs/WORKLOAD/LABEL/N.
+	Out string
+	// Cache is the cache directory of fetched servers (DefaultCacheDir
+	// when "").
+	Cache string
+	// Repeat is how many times each workload is measured on each server
+	// (1 when 0).
+	Repeat int
+	// Log receives the progress lines ("bench: ...") and those of the
+	// fetcher and the servers; nothing is written when nil.
+	Log io.Writer
+	// Record runs one measurement: record.Run without progress when nil.
+	// A command may pass one that words the errors its way (they are
+	// logged and become the reason of a missing measurement); tests may
+	// pass a fake.
+	Record func(ctx context.Context, cfg record.Config) (*record.Result, error)
+}
+
+// Measurement is one cell of the matrix: one workload on one server, one
+// repeat.
+type Measurement struct {
+	// Server is the server's label, Workload the workload's name.
+	Server, Workload string
+	// Repeat numbers the measurement from 1.
+	Repeat int
+	// Dir is the run directory ("" when Missing).
+	Dir string
+	// Missing, when not empty, says why the measurement has no run
+	// directory: the server could not be fetched, did not start or died,
+	// sysbench prepare failed, the bench was interrupted, record failed.
+	Missing string
+}
+
+// Failure is a server of the config that could not be measured (or not
+// to the end), and why.
+type Failure struct {
+	Server, Reason string
+}
+
+// Result is what Run measured.
+type Result struct {
+	// Runs are the measurements: per workload, per repeat, the servers in
+	// the order they ran.
+	Runs []Measurement
+	// Failed are the servers that failed, in the config's order.
+	Failed []Failure
+}
+
+// Session is the lab at work: the servers of a config, started by Start,
+// measured by Measure, stopped by Close.
+type Session struct {
+	cfg     *Config
+	opts    RunOptions
+	log     io.Writer
+	servers []*labServer
+	closed  bool
+}
+
+// labServer is one version of the config and what became of it.
+type labServer struct {
+	spec    ServerSpec
+	bin     *Binary
+	srv     *Server
+	missing string // why it has no runs ("" while usable)
+}
+
+// Run runs the matrix of cfg: Start, Measure, Close. It blocks until
+// every measurement is done; a cancelled ctx skips the measurements not
+// yet started (they are Missing, with the reason) and stops the one under
+// way, whose run directory is kept. No server or sampler is left running.
+// The error is about the options (the cache directory); a server that
+// fails is in Result.Failed and its measurements are Missing.
+func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
+	s, err := Start(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	runs := s.Measure(ctx)
+	return &Result{Runs: runs, Failed: s.Failed()}, nil
+}
+
+// Start resolves every server of cfg (fetching it into the cache when it
+// comes from a Debian suite) and starts it in a private datadir under
+// opts.Out/servers. A server that fails is logged and noted (Failed); the
+// others run. Close stops them.
+func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Repeat < 1 {
+		opts.Repeat = 1
+	}
+	if opts.Record == nil {
+		opts.Record = func(ctx context.Context, c record.Config) (*record.Result, error) { return record.Run(ctx, c, nil) }
+	}
+	if opts.Cache == "" {
+		var err error
+		if opts.Cache, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	s := &Session{cfg: cfg, opts: opts, log: opts.Log}
+	s.servers = make([]*labServer, len(cfg.Servers))
+	for i, spec := range cfg.Servers {
+		s.servers[i] = &labServer{spec: spec}
+	}
+	var fetcher *Fetcher
+	var err error
+	for _, b := range s.servers {
+		if ctx.Err() != nil {
+			break
+		}
+		if b.spec.Suite != "" && fetcher == nil {
+			if fetcher, err = NewFetcher(opts.Cache, s.log); err != nil {
+				b.missing = fmt.Sprintf("fetch: %v", err)
+				s.logf("%s: %s", b.spec.Label, b.missing)
+				continue
+			}
+		}
+		s.start(ctx, fetcher, b)
+	}
+	return s, nil
+}
+
+// start resolves and starts one server.
+func (s *Session) start(ctx context.Context, fetcher *Fetcher, b *labServer) {
+	var err error
+	s.logf("%s: resolving %s", b.spec.Label, serverSource(b.spec))
+	if b.bin, err = Resolve(ctx, fetcher, b.spec); err != nil {
+		b.missing = fmt.Sprintf("server binary: %v", err)
+		s.logf("%s: %s", b.spec.Label, b.missing)
+		return
+	}
+	s.logf("%s: starting %s (%s)", b.spec.Label, b.bin.Mariadbd, b.bin.Version)
+	b.srv, err = StartServer(ctx, b.bin, ServerConfig{
+		Dir:        filepath.Join(s.opts.Out, "servers", b.spec.Label),
+		BufferPool: BufferPoolFor(s.cfg.Workloads),
+		Options:    append(append([]string{}, s.cfg.ServerOptions...), b.spec.Options...),
+		Log:        s.log,
+	})
+	if err != nil {
+		b.srv = nil
+		b.missing = fmt.Sprintf("server did not start: %v", err)
+		s.logf("%s: %s", b.spec.Label, b.missing)
+	}
+}
+
+// Close stops the servers and removes their datadirs (my.cnf and the
+// error log stay). It is idempotent.
+func (s *Session) Close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, b := range s.servers {
+		if b.srv == nil {
+			continue
+		}
+		if err := b.srv.Stop(); err != nil {
+			s.logf("%s: stop: %v", b.spec.Label, err)
+		}
+		// The datadir is large and of no use once the runs are written.
+		_ = os.RemoveAll(b.srv.DataDir)
+	}
+}
+
+// Failed returns the servers that failed so far, in the config's order.
+func (s *Session) Failed() []Failure {
+	var failed []Failure
+	for _, b := range s.servers {
+		if b.missing != "" {
+			failed = append(failed, Failure{Server: b.spec.Label, Reason: b.missing})
+		}
+	}
+	return failed
+}
+
+// Measure measures every workload: it prepares sysbench's tables on every
+// server, then runs opts.Repeat rounds with the servers in a rotating
+// order, so that drift of the machine does not favour one. It returns one
+// Measurement per workload, round and server, measured or Missing.
+func (s *Session) Measure(ctx context.Context) []Measurement {
+	var runs []Measurement
+	total := len(s.cfg.Workloads) * len(s.servers) * s.opts.Repeat
+	done := 0
+	for _, w := range s.cfg.Workloads {
+		prepared := s.prepare(ctx, w)
+		for r := 1; r <= s.opts.Repeat; r++ {
+			for k := range s.servers {
+				b := s.servers[(k+r-1)%len(s.servers)]
+				run := Measurement{Server: b.spec.Label, Workload: w.Name, Repeat: r}
+				done++
+				switch {
+				case b.missing != "":
+					run.Missing = b.missing
+				case prepared[b] != "":
+					run.Missing = prepared[b]
+				case ctx.Err() != nil:
+					run.Missing = "bench was interrupted before this run"
+				case b.srv.Err() != nil:
+					run.Missing = fmt.Sprintf("server died: %v", b.srv.Err())
+				default:
+					s.measure(ctx, fmt.Sprintf("[%d/%d]", done, total), w, b, &run)
+				}
+				runs = append(runs, run)
+			}
+		}
+	}
+	return runs
+}
+
+// prepare creates w's tables on every running server; it returns why it
+// failed, by server.
+func (s *Session) prepare(ctx context.Context, w Workload) map[*labServer]string {
+	failed := make(map[*labServer]string)
+	for _, b := range s.servers {
+		if b.srv == nil || ctx.Err() != nil {
+			continue
+		}
+		s.logf("%s: %s: preparing %s of %d rows", b.spec.Label, w.Name, names.Plural(w.Tables, "table"), w.TableSize)
+		if err := b.srv.Prepare(ctx, w); err != nil {
+			failed[b] = fmt.Sprintf("sysbench prepare: %v", err)
+			s.logf("%s: %s: %s", b.spec.Label, w.Name, failed[b])
+		}
+	}
+	return failed
+}
+
+// measure records one measurement into run.
+func (s *Session) measure(ctx context.Context, step string, w Workload, b *labServer, run *Measurement) {
+	run.Dir = filepath.Join(s.opts.Out, "runs", w.Name, b.spec.Label, strconv.Itoa(run.Repeat))
+	s.logf("%s %s %s repeat %d: sysbench %s, %s", step, w.Name, b.spec.Label, run.Repeat, w.Test, w.Duration)
+	_, err := s.opts.Record(ctx, s.recordConfig(w, b, run.Dir))
+	if err == nil {
+		return
+	}
+	s.logf("%s %s %s repeat %d: %v", step, w.Name, b.spec.Label, run.Repeat, err)
+	if _, serr := os.Stat(filepath.Join(run.Dir, "run.json")); serr != nil {
+		run.Dir, run.Missing = "", fmt.Sprintf("record: %v", err)
+	}
+	if died := b.srv.Err(); died != nil {
+		b.missing = fmt.Sprintf("server died: %v", died)
+	}
+}
+
+// recordConfig is the recording session of one measurement.
+func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Config {
+	// The window: from the warmup to a margin before sysbench ends.
+	margin := min(2*time.Second, (w.Duration-w.Warmup)/4)
+	var debug []string
+	if b.bin.LibcDebugDir != "" {
+		debug = []string{filepath.Dir(b.bin.LibcDebugDir)} // the root above .build-id
+	}
+	c := s.cfg.Capture
+	return record.Config{
+		Target:     record.Target{PID: b.srv.PID()},
+		Sampler:    c.Sampler,
+		Event:      "auto",
+		Freq:       c.Frequency,
+		CallGraph:  c.CallGraph,
+		PerCPU:     c.Events == "cpu",
+		Warmup:     w.Warmup,
+		Margin:     margin,
+		Socket:     b.srv.Socket,
+		User:       "root",
+		OpsCounter: []string{"Questions"},
+		Label:      b.spec.Label,
+		Out:        dir,
+		DebugDirs:  debug,
+		Workload:   b.srv.SysbenchArgs(w, "run", "--report-interval=1"),
+		ProcRoot:   "/proc",
+	}
+}
+
+func (s *Session) logf(format string, a ...any) {
+	fmt.Fprintf(s.log, "bench: "+format+"\n", a...)
+}
+
+func serverSource(spec ServerSpec) string {
+	if spec.Path != "" {
+		return spec.Path
+	}
+	return "Debian " + spec.Suite
+}

@@ -1,0 +1,259 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flamediff/flamediff/capture"
+)
+
+// Defaults Run uses for zero fields of Config.
+const (
+	DefaultFreq      = 99
+	DefaultProcRoot  = "/proc"
+	DefaultUser      = "root"
+	DefaultCounter   = "Questions"
+	defaultSampler   = "auto"
+	defaultEvent     = "auto"
+	defaultCallGraph = "fp"
+)
+
+// Target says which process to sample: at most one of its fields is set.
+// The zero Target is the single running mariadbd or mysqld.
+type Target struct {
+	// PID is the process id.
+	PID int
+	// PIDFile is a file holding the process id (a server's pid-file).
+	PIDFile string
+	// Process is the name of the single process to sample.
+	Process string
+}
+
+// Config is one recording session. Zero fields take the defaults their
+// comments give.
+type Config struct {
+	// Target is the process to sample.
+	Target Target
+
+	// Sampler is "perf", "bpf" or "auto" (""): the BPF sampler where the
+	// kernel and privileges allow it and CallGraph and Event do not need
+	// perf, else perf. run.json says which ran and why.
+	Sampler string
+	// Event is the perf event: "auto" (""; cycles when the machine has a
+	// hardware cycle counter, else cpu-clock), "cycles" or "cpu-clock".
+	Event string
+	// Freq is the sampling frequency in Hz, 1 to 10000 (DefaultFreq when 0).
+	Freq int
+	// CallGraph is the stack walking: "fp" ("", frame pointers) or "dwarf"
+	// (perf only).
+	CallGraph string
+	// Kernel keeps kernel frames; else samples in the kernel count for
+	// their user-space caller.
+	Kernel bool
+	// PerCPU samples with one event per CPU filtered to the target instead
+	// of events on the target's threads.
+	PerCPU bool
+
+	// Warmup is how long to let the workload run before sampling.
+	Warmup time.Duration
+	// Duration is the window; 0 with a sysbench workload is its --time
+	// less Warmup and Margin, 0 with another workload is until it ends.
+	Duration time.Duration
+	// Margin is how long before the workload's end sampling stops when the
+	// window is derived from sysbench's --time.
+	Margin time.Duration
+
+	// Socket is the server's unix socket: operations (and the version)
+	// are read from its status counters as User (DefaultUser when "").
+	Socket string
+	// DSN is a go-sql-driver DSN of the server, instead of Socket.
+	DSN  string
+	User string
+	// OpsCounter are the status counters whose sum is the operation count
+	// ([DefaultCounter] when empty).
+	OpsCounter []string
+
+	// Label is the run's label in reports (default: the server's version
+	// as MAJOR.MINOR, else the base name of Out).
+	Label string
+	// Out is the run directory to write: created, or an empty directory.
+	Out string
+	// KeepRaw keeps perf.data in Out.
+	KeepRaw bool
+	// DebugDirs are extra roots of separate debug files by build id.
+	DebugDirs []string
+
+	// Workload is the command that drives the server (none when empty).
+	Workload []string
+
+	// ProcRoot is /proc (DefaultProcRoot when ""); tests may point it
+	// elsewhere.
+	ProcRoot string
+	// NewSampler makes the sampler Run chose ("perf" or "bpf"); nil for
+	// capture.NewPerf and capture.NewBPF. Tests may inject one.
+	NewSampler func(name string) (capture.Sampler, error)
+}
+
+// ErrInvalidConfig is wrapped by the errors of Config.Validate.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// withDefaults returns c with the defaults in its zero fields.
+func (c Config) withDefaults() Config {
+	if c.Sampler == "" {
+		c.Sampler = defaultSampler
+	}
+	if c.Event == "" {
+		c.Event = defaultEvent
+	}
+	if c.Freq == 0 {
+		c.Freq = DefaultFreq
+	}
+	if c.CallGraph == "" {
+		c.CallGraph = defaultCallGraph
+	}
+	if c.User == "" {
+		c.User = DefaultUser
+	}
+	if len(c.OpsCounter) == 0 {
+		c.OpsCounter = []string{DefaultCounter}
+	}
+	if c.ProcRoot == "" {
+		c.ProcRoot = DefaultProcRoot
+	}
+	return c
+}
+
+// Validate checks the values of c (with the defaults of its zero fields)
+// that do not depend on the machine: one target at most, the enumerated
+// fields, the frequency, durations that are not negative, a window that
+// ends. Its errors wrap ErrInvalidConfig and name the fields. Run calls it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	n := 0
+	for _, set := range []bool{c.Target.PID != 0, c.Target.PIDFile != "", c.Target.Process != ""} {
+		if set {
+			n++
+		}
+	}
+	var msg string
+	switch {
+	case n > 1:
+		msg = "Target: set one of PID, PIDFile and Process"
+	case c.Target.PID < 0:
+		msg = fmt.Sprintf("Target.PID %d is not a process id", c.Target.PID)
+	case c.Out == "":
+		msg = "Out: no run directory"
+	case c.Freq < 0 || c.Freq > 10000:
+		msg = fmt.Sprintf("Freq %d: want 1 to 10000 Hz", c.Freq)
+	case !oneOf(c.CallGraph, "fp", "dwarf"):
+		msg = fmt.Sprintf("CallGraph %q: want fp or dwarf", c.CallGraph)
+	case !oneOf(c.Sampler, "perf", "bpf", "auto"):
+		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
+	case c.Sampler == "bpf" && c.CallGraph == "dwarf":
+		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
+	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
+		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
+	case c.Socket != "" && c.DSN != "":
+		msg = "Socket and DSN: set one"
+	case c.Warmup < 0 || c.Duration < 0 || c.Margin < 0:
+		msg = "Warmup, Duration and Margin cannot be negative"
+	case len(c.Workload) == 0 && c.Duration == 0:
+		msg = "Duration: without a Workload the window needs a duration"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, msg)
+}
+
+func oneOf(s string, values ...string) bool {
+	for _, v := range values {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Fields a FieldError names.
+const (
+	FieldOut        = "Out"
+	FieldPID        = "Target.PID"
+	FieldProcess    = "Target.Process"
+	FieldTarget     = "Target"
+	FieldSampler    = "Sampler"
+	FieldOpsCounter = "OpsCounter"
+)
+
+// FieldError is an error about the value of one Config field that shows
+// only when Run uses it on this machine: the process is not running, the
+// sampler asked for cannot run, the server lacks the counters, the run
+// directory cannot be made. A command may word it in terms of its flags.
+type FieldError struct {
+	// Field is one of the Field constants. FieldTarget means that no
+	// target was given and no single server was found.
+	Field string
+	// Value is the field's value as text ("" for FieldTarget and
+	// FieldOpsCounter).
+	Value string
+	// Candidates are, with capture.ErrAmbiguous, the processes that match
+	// Target.Process.
+	Candidates []capture.Process
+	// Err is the cause.
+	Err error
+}
+
+func (e *FieldError) Error() string {
+	switch e.Field {
+	case FieldOut:
+		return fmt.Sprintf("run directory %v", e.Err)
+	case FieldPID:
+		return fmt.Sprintf("pid %s: %v", e.Value, e.Err)
+	case FieldProcess:
+		if len(e.Candidates) > 0 {
+			return fmt.Sprintf("process %s: %v; choose one by pid:%s", e.Value, e.Err, e.CandidateList())
+		}
+		return fmt.Sprintf("process %s: %v", e.Value, e.Err)
+	case FieldTarget:
+		return fmt.Sprintf("%v (name the process to sample by pid, pid file or name)", e.Err)
+	case FieldSampler:
+		return fmt.Sprintf("sampler %s: %v (the perf sampler uses perf record instead)", e.Value, e.Err)
+	case FieldOpsCounter:
+		return fmt.Sprintf("operation counters: %v", e.Err)
+	}
+	return fmt.Sprintf("%s %s: %v", e.Field, e.Value, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// CandidateList returns the candidates one a line, each line starting
+// with a newline and two spaces: "\n  PID COMMAND LINE".
+func (e *FieldError) CandidateList() string {
+	var b strings.Builder
+	for _, p := range e.Candidates {
+		fmt.Fprintf(&b, "\n  %d %s", p.PID, strings.Join(p.Cmdline, " "))
+	}
+	return b.String()
+}
+
+// NoWindowError says that the window derived from sysbench's --time is
+// empty once the warmup and the margin are taken off. It is found after
+// the workload started; the workload is stopped and nothing is written.
+type NoWindowError struct {
+	SysbenchTime, Warmup, Margin time.Duration
+}
+
+func (e *NoWindowError) Error() string {
+	return fmt.Sprintf("sysbench --time=%s leaves no window after a warmup of %s and a margin of %s", e.SysbenchTime, e.Warmup, e.Margin)
+}
+
+// ErrEndedEarly is the cause given when the workload exited with status 0
+// during the warmup.
+var ErrEndedEarly = errors.New("it exited 0 too early; make it run longer than the warmup")
+
+// ErrIncomplete is wrapped by the error of a run that was written with
+// what was sampled but did not run its course (interrupted, the server
+// died, the workload failed); Run returns its Result too.
+var ErrIncomplete = errors.New("incomplete run written")

@@ -1,0 +1,106 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sysbenchTime returns sysbench's --time value from its arguments (10 when
+// the command is sysbench without --time, its default), or 0.
+func sysbenchTime(args []string) time.Duration {
+	if len(args) == 0 || filepath.Base(args[0]) != "sysbench" {
+		return 0
+	}
+	secs := 10
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--time=")
+		if !ok && a == "--time" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				secs = n
+			}
+		}
+	}
+	if secs == 0 {
+		return 0 // --time=0: runs until --events; unknown length
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// markWriter passes writes through and notes when a marker first appears.
+type markWriter struct {
+	w    io.Writer
+	mark []byte
+	mu   sync.Mutex
+	seen time.Time
+	tail []byte
+}
+
+func (m *markWriter) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	if m.seen.IsZero() {
+		buf := append(m.tail, p...)
+		if bytes.Contains(buf, m.mark) {
+			m.seen = time.Now()
+		}
+		if n := len(m.mark) - 1; len(buf) > n {
+			buf = buf[len(buf)-n:]
+		}
+		m.tail = append(m.tail[:0], buf...)
+	}
+	m.mu.Unlock()
+	return m.w.Write(p)
+}
+
+// at returns when the marker was seen, or zero.
+func (m *markWriter) at() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen
+}
+
+// sampledGap returns a warning when the samples taken are too few or too
+// many for the CPU the process was accounted: more than 15% apart, and
+// more than three standard deviations of the count (sqrt of the expected
+// samples) apart, so that short windows at low frequencies do not cry wolf.
+func sampledGap(samples int64, freq int, cpu float64, perCPU bool) string {
+	want := cpu * float64(freq)
+	if want <= 0 {
+		return ""
+	}
+	gap := float64(samples)/want - 1
+	if math.Abs(gap) <= 0.15 || math.Abs(float64(samples)-want) <= 3*math.Sqrt(want) {
+		return ""
+	}
+	what := "fewer"
+	if gap > 0 {
+		what = "more"
+	}
+	hint := "try the other --sampler"
+	if perCPU {
+		hint = "per-CPU events lose samples on some kernels when CPUs idle between short queries: record without --per-cpu"
+	}
+	return fmt.Sprintf("SAMPLED CPU DIFFERS: %d samples at %d Hz are %.2f CPU-s, %.0f%% %s than the %.2f CPU-s the process was accounted in the window; shares may be skewed (%s)",
+		samples, freq, float64(samples)/float64(freq), 100*math.Abs(gap), what, cpu, hint)
+}
+
+// labelFromVersion turns "10.11.19-MariaDB-0+deb12u1" into "10.11"; without
+// a version, the directory name.
+func labelFromVersion(v, dir string) string {
+	if v != "" {
+		parts := strings.SplitN(v, ".", 3)
+		if len(parts) >= 2 {
+			return parts[0] + "." + strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' })
+		}
+	}
+	return filepath.Base(filepath.Clean(dir))
+}

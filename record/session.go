@@ -1,0 +1,349 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/rundir"
+	"github.com/flamediff/flamediff/workload"
+)
+
+// recorder holds one recording's state, so that every exit path can
+// write what it has and stop what it started.
+type recorder struct {
+	cfg      Config
+	progress func(Status)
+	ticks    bool // progress wants PhaseTick (asks the sampler for its count)
+	meta     *fold.Meta
+	run      *workload.Run
+	logFile  *os.File
+	sampler  capture.Sampler
+	server   *workload.Server
+	pid      int
+	// runStart is when the workload started; threads notes when sysbench
+	// said "Threads started!", the zero of its interim reports' clock.
+	runStart time.Time
+	threads  *markWriter
+}
+
+// window is the sampled window: when it started and ended, and the
+// figures read at its start.
+type window struct {
+	length     time.Duration // 0: until the workload ends
+	start, end time.Time
+	before     *workload.ProcSnapshot
+	cBefore    map[string]int64
+}
+
+// cleanup stops whatever is still running. Safe to call more than once.
+func (r *recorder) cleanup() {
+	if r.sampler != nil {
+		_, _ = r.sampler.Stop(context.Background())
+	}
+	if r.run != nil {
+		_ = r.run.Stop(5 * time.Second)
+	}
+	if r.logFile != nil {
+		_ = r.logFile.Close()
+	}
+	if r.server != nil {
+		_ = r.server.Close()
+	}
+}
+
+// record runs the window and writes the run directory. An error after the
+// window started still writes what was sampled, marked incomplete.
+func (r *recorder) record(ctx context.Context) (*Result, error) {
+	c := r.cfg
+	if len(c.Workload) > 0 {
+		if err := r.startWorkload(ctx); err != nil {
+			return nil, err
+		}
+	}
+	win := &window{length: c.Duration}
+	if win.length == 0 {
+		if t := sysbenchTime(c.Workload); t > 0 {
+			win.length = t - c.Warmup - c.Margin
+			if win.length <= 0 {
+				return nil, fmt.Errorf("record: %w", &NoWindowError{SysbenchTime: t, Warmup: c.Warmup, Margin: c.Margin})
+			}
+		}
+	}
+	if err := r.startSampling(ctx, win); err != nil {
+		return nil, err
+	}
+
+	reason := r.wait(ctx, win)
+
+	// The window's figures, before the sampler is stopped.
+	after, procErr := workload.ReadProc(c.ProcRoot, r.pid)
+	var cAfter map[string]int64
+	if r.server != nil && procErr == nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cAfter, _ = r.server.Counters(cctx, c.OpsCounter...)
+		cancel()
+	}
+	win.end = time.Now()
+	res, stopErr := r.sampler.Stop(context.Background())
+	r.sampler = nil
+	r.meta.EndTime = win.end.UTC().Format(time.RFC3339Nano)
+	r.meta.WindowSeconds = win.end.Sub(win.start).Seconds()
+	if procErr != nil {
+		if reason == "" {
+			reason = fmt.Sprintf("the server (pid %d) died during the window", r.pid)
+		}
+	} else {
+		r.procFigures(workload.Diff(win.before, after))
+	}
+	if win.cBefore != nil && cAfter != nil {
+		r.operations(win.cBefore, cAfter)
+	}
+	// Let the workload finish on its own (its report covers the whole run),
+	// unless we are stopping early.
+	if r.run != nil {
+		reason = r.finishWorkload(ctx, win, reason)
+	}
+	if r.meta.WindowSeconds > 0 && r.meta.Operations > 0 {
+		r.meta.QPS = float64(r.meta.Operations) / r.meta.WindowSeconds
+	}
+	if r.meta.Label == "" {
+		r.meta.Label = labelFromVersion(r.meta.ServerVersion, c.Out)
+	}
+	if res == nil {
+		return nil, r.fail(reason, fmt.Errorf("record: sampler: %w", errOr(stopErr, errNothingSampled)))
+	}
+	return r.write(res, stopErr, reason)
+}
+
+// startWorkload starts the workload, its output going to workload.log,
+// and waits out the warmup.
+func (r *recorder) startWorkload(ctx context.Context) error {
+	c := r.cfg
+	f, err := rundir.CreateLog(c.Out)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	r.logFile = f
+	// The workload and the sampler outlive a Ctrl-C (ctx) until they are
+	// stopped in order, so that what was sampled can be written.
+	r.threads = &markWriter{w: f, mark: []byte("Threads started!")}
+	run, err := workload.Start(context.WithoutCancel(ctx), c.Workload, r.threads)
+	if err != nil {
+		return fmt.Errorf("record: workload: %w", err)
+	}
+	r.run = run
+	r.runStart = time.Now()
+	r.progress(Status{Phase: PhaseWarmup, Message: fmt.Sprintf("workload started (pid %d); warming up for %s", run.PID(), c.Warmup)})
+	select {
+	case <-time.After(c.Warmup):
+		return nil
+	case <-run.Done():
+		err := run.Wait()
+		code := run.ExitCode()
+		r.meta.WorkloadExitCode = &code
+		return r.fail("the workload ended during the warmup; nothing was sampled",
+			fmt.Errorf("record: the workload ended during the %s warmup, before sampling started: %w", c.Warmup, errOr(err, ErrEndedEarly)))
+	case <-ctx.Done():
+		return r.fail("interrupted (Ctrl-C) during the warmup; nothing was sampled",
+			fmt.Errorf("record: interrupted during the warmup; nothing was sampled"))
+	}
+}
+
+// startSampling starts the sampler and reads the figures at the window's
+// start.
+func (r *recorder) startSampling(ctx context.Context, win *window) error {
+	c := r.cfg
+	if _, err := workload.ReadProc(c.ProcRoot, r.pid); err != nil {
+		return fmt.Errorf("record: pid %d: %w", r.pid, err)
+	}
+	sampler, err := r.newSampler()
+	if err != nil {
+		return err
+	}
+	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
+		FrequencyHz: c.Freq, CallGraph: c.CallGraph, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
+	}); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	r.sampler = sampler
+	// The window starts once the sampler runs: figures from here on.
+	if win.before, err = workload.ReadProc(c.ProcRoot, r.pid); err != nil {
+		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
+	}
+	if r.server != nil {
+		if win.cBefore, err = r.server.Counters(ctx, c.OpsCounter...); err != nil {
+			return r.fail("", fmt.Errorf("record: server counters: %w", err))
+		}
+	}
+	win.start = time.Now()
+	r.meta.StartTime = win.start.UTC().Format(time.RFC3339Nano)
+	msg := fmt.Sprintf("sampling pid %d at %d Hz until the workload ends", r.pid, c.Freq)
+	if win.length > 0 {
+		msg = fmt.Sprintf("sampling pid %d at %d Hz for %s", r.pid, c.Freq, win.length.Round(time.Second))
+	}
+	r.progress(Status{Phase: PhaseSampling, Message: msg})
+	return nil
+}
+
+// wait blocks until the window ends and says why it ended early ("" when
+// it ran its course).
+func (r *recorder) wait(ctx context.Context, win *window) string {
+	defer r.progress(Status{Phase: PhaseWindowEnd})
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var done <-chan struct{}
+	if r.run != nil {
+		done = r.run.Done()
+	}
+	var deadline <-chan time.Time
+	if win.length > 0 {
+		t := time.NewTimer(win.length)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-deadline:
+			return ""
+		case <-done:
+			if win.length > 0 {
+				return fmt.Sprintf("the workload ended %s into the %s window", time.Since(win.start).Round(time.Second), win.length)
+			}
+			return ""
+		case <-ctx.Done():
+			return fmt.Sprintf("interrupted (Ctrl-C) %s into the window", time.Since(win.start).Round(time.Second))
+		case <-tick.C:
+			if _, err := workload.ReadProc(r.cfg.ProcRoot, r.pid); errors.Is(err, workload.ErrProcessGone) {
+				return fmt.Sprintf("the server (pid %d) died %s into the window", r.pid, time.Since(win.start).Round(time.Second))
+			}
+			if r.ticks {
+				r.progress(Status{Phase: PhaseTick, Elapsed: time.Since(win.start), Window: win.length, Samples: r.sampler.SamplesSoFar()})
+			}
+		}
+	}
+}
+
+// procFigures fills the metadata from the window's /proc deltas.
+func (r *recorder) procFigures(w workload.Window) {
+	r.meta.WindowSeconds = w.Seconds
+	r.meta.CPUUserSeconds, r.meta.CPUSystemSeconds = w.CPUUser, w.CPUSystem
+	r.meta.CPUSecondsTotal = w.CPUUser + w.CPUSystem
+	r.meta.VoluntaryCtxSwitches, r.meta.InvoluntaryCtxSwitches = w.Voluntary, w.Involuntary
+	r.meta.ReadOps, r.meta.WriteOps = w.ReadOps, w.WriteOps
+	r.meta.ReadKB, r.meta.WriteKB = w.ReadKB, w.WriteKB
+}
+
+// operations fills the operation count from the server's counters.
+func (r *recorder) operations(before, after map[string]int64) {
+	counters := r.cfg.OpsCounter
+	var ops int64
+	for _, n := range counters {
+		ops += after[n] - before[n]
+	}
+	// The counter query itself is one Question.
+	if len(counters) == 1 && counters[0] == "Questions" && ops > 0 {
+		ops--
+	}
+	r.meta.Operations = ops
+	r.meta.OpsCounter = strings.Join(counters, "+")
+}
+
+// finishWorkload waits for the workload to end (stopping it when the
+// session is ending early or is interrupted), reads its report, and
+// returns the reason the run is incomplete ("" when it is not).
+func (r *recorder) finishWorkload(ctx context.Context, win *window, reason string) string {
+	if reason != "" {
+		_ = r.run.Stop(5 * time.Second)
+	}
+	select {
+	case <-r.run.Done():
+	case <-ctx.Done():
+		_ = r.run.Stop(5 * time.Second)
+		if reason == "" {
+			reason = "interrupted (Ctrl-C) after the window, while the workload was finishing"
+		}
+	}
+	werr := r.run.Wait()
+	code := r.run.ExitCode()
+	r.meta.WorkloadExitCode = &code
+	if werr != nil && reason == "" {
+		reason = fmt.Sprintf("the workload failed: %v", werr)
+	}
+	rep, err := workload.ParseSysbench(bytes.NewReader(r.run.Output()))
+	if err != nil {
+		return reason
+	}
+	r.meta.WorkloadQPS, r.meta.WorkloadTPS = rep.QPS, rep.TPS
+	r.meta.WorkloadLatencyAvgMs, r.meta.WorkloadLatencyP95Ms, r.meta.WorkloadLatencyMaxMs = rep.LatencyAvgMs, rep.LatencyP95Ms, rep.LatencyMaxMs
+	t0 := r.runStart
+	if t := r.threads.at(); !t.IsZero() {
+		t0 = t
+	}
+	if q, cov := rep.QPSBetween(win.start.Sub(t0).Seconds(), win.end.Sub(t0).Seconds()); cov > 0 {
+		r.meta.WorkloadWindowQPS = q
+	}
+	if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 {
+		// No server counters: sysbench's own rate, over the window
+		// when its interim reports cover it, else over its run.
+		q, what := r.meta.WorkloadWindowQPS, "sysbench queries (its interim reports' QPS over the window x window)"
+		if q == 0 {
+			q, what = rep.QPS, "sysbench queries (its whole-run QPS x window)"
+		}
+		r.meta.Operations = int64(q*r.meta.WindowSeconds + 0.5)
+		r.meta.OpsCounter = what
+	}
+	return reason
+}
+
+// write writes the run directory from what the sampler returned.
+func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Result, error) {
+	c := r.cfg
+	r.meta.Samples = res.Samples
+	r.meta.LostSamples = res.Lost
+	r.meta.SampledCPUSeconds = float64(res.Samples) / float64(c.Freq)
+	r.meta.SamplerHealth = res.Health
+	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
+	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), c.PerCPU); w != "" {
+		res.Warnings = append(res.Warnings, w)
+		r.meta.Warnings = append(r.meta.Warnings, w)
+	}
+	for _, w := range res.Warnings {
+		r.progress(Status{Phase: PhaseWarning, Message: w})
+	}
+	if stopErr != nil && reason == "" {
+		reason = fmt.Sprintf("sampler: %v", stopErr)
+	}
+	complete := reason == ""
+	r.meta.Complete = &complete
+	r.meta.Incomplete = reason
+	res.Profile.Meta = r.meta
+	if err := rundir.Write(c.Out, res.Profile, r.meta); err != nil {
+		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)
+	}
+	result := &Result{Dir: c.Out, Meta: r.meta, Warnings: res.Warnings}
+	if !complete {
+		return result, fmt.Errorf("record: %w to %s: %s", ErrIncomplete, c.Out, reason)
+	}
+	return result, nil
+}
+
+// fail writes run.json alone (no stacks) with the reason, and returns err.
+func (r *recorder) fail(reason string, err error) error {
+	f := false
+	r.meta.Complete = &f
+	if reason == "" {
+		reason = err.Error()
+	}
+	r.meta.Incomplete = reason
+	_ = rundir.WriteMeta(r.cfg.Out, r.meta)
+	return err
+}

@@ -1,0 +1,261 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/fold"
+)
+
+// forEachSampler runs f as a subtest for each sampler that can run here
+// (perf, bpf), skipping the others with the reason.
+func forEachSampler(t *testing.T, f func(t *testing.T, sampler string)) {
+	t.Helper()
+	for _, sampler := range []string{"perf", "bpf"} {
+		t.Run(sampler, func(t *testing.T) {
+			requireSampler(t, sampler)
+			f(t, sampler)
+		})
+	}
+}
+
+func requireSampler(t *testing.T, sampler string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("recording another process needs root")
+	}
+	check := capture.CheckPerf
+	if sampler == "bpf" {
+		check = capture.CheckBPF
+	}
+	if err := check(); err != nil {
+		t.Skipf("the %s sampler cannot run here: %v", sampler, err)
+	}
+}
+
+// burner starts a process that burns CPU until killed.
+func burner(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// noPerfLeft fails when a perf process sampling pid still runs.
+func noPerfLeft(t *testing.T, pid int) {
+	t.Helper()
+	ps, err := capture.FindProcesses("/proc", "perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.Contains(strings.Join(p.Cmdline, " "), "-p "+strconv.Itoa(pid)) {
+			t.Errorf("perf process %d still runs: %q", p.PID, p.Cmdline)
+		}
+	}
+}
+
+func readRun(t *testing.T, dir string) (*fold.Meta, string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
+	if err != nil {
+		t.Fatalf("run directory: %v", err)
+	}
+	defer f.Close()
+	m, err := fold.ParseMeta(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, _ := os.ReadFile(filepath.Join(dir, fold.StacksFile))
+	return m, string(stacks)
+}
+
+// statuses collects what Run reports.
+type statuses struct {
+	mu   sync.Mutex
+	list []Status
+}
+
+func (s *statuses) add(st Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, st)
+}
+
+func (s *statuses) phases() map[Phase]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := map[Phase]int{}
+	for _, st := range s.list {
+		n[st.Phase]++
+	}
+	return n
+}
+
+func TestRunWorkloadFails(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		var got statuses
+		start := time.Now()
+		res, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
+			Warmup: 500 * time.Millisecond, Duration: 10 * time.Second, Out: out,
+			Workload: []string{"sh", "-c", "sleep 2; echo boom; exit 3"}}, got.add)
+		if !errors.Is(err, ErrIncomplete) || res == nil {
+			t.Fatalf("Run = %v, %v; want a result and an error wrapping ErrIncomplete", res, err)
+		}
+		if !strings.Contains(err.Error(), "incomplete run written to "+out) {
+			t.Errorf("error %q does not say where the incomplete run is", err)
+		}
+		if time.Since(start) > 8*time.Second {
+			t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
+			t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
+		}
+		if m.WorkloadExitCode == nil || *m.WorkloadExitCode != 3 {
+			t.Errorf("workload exit code = %v, want 3", m.WorkloadExitCode)
+		}
+		if stacks == "" || m.Samples == 0 || res.Meta.Samples != m.Samples {
+			t.Errorf("the samples taken before the failure were not kept (samples %d, result %d)", m.Samples, res.Meta.Samples)
+		}
+		log, _ := os.ReadFile(filepath.Join(out, "workload.log"))
+		if !strings.Contains(string(log), "boom") {
+			t.Errorf("workload.log = %q, want the workload's output", log)
+		}
+		if n := got.phases(); n[PhaseWarmup] != 1 || n[PhaseSampling] != 1 || n[PhaseWindowEnd] != 1 {
+			t.Errorf("progress phases %v: want one warmup, one sampling and one window end", n)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
+}
+
+func TestRunTargetDies(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		go func() {
+			time.Sleep(2500 * time.Millisecond)
+			_ = target.Process.Kill()
+		}()
+		var got statuses
+		_, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
+			Duration: 20 * time.Second, Freq: 199, Out: out}, got.add)
+		if !errors.Is(err, ErrIncomplete) {
+			t.Fatalf("Run: %v, want an error wrapping ErrIncomplete", err)
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
+			t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
+		}
+		if m.Samples < 100 || !strings.Contains(stacks, "sh") {
+			t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
+		}
+		if m.Sampler != sampler {
+			t.Errorf("run.json sampler = %q, want %q", m.Sampler, sampler)
+		}
+		want := "sampling pid " + strconv.Itoa(target.Process.Pid) + " at 199 Hz for 20s"
+		got.mu.Lock()
+		if len(got.list) == 0 || got.list[0].Phase != PhaseSampling || got.list[0].Message != want {
+			t.Errorf("first status %+v, want %q", got.list, want)
+		}
+		for _, st := range got.list {
+			if st.Phase == PhaseTick && (st.Window != 20*time.Second || st.Elapsed <= 0 || st.Elapsed > 5*time.Second) {
+				t.Errorf("tick %+v: want the 20s window and the time into it", st)
+			}
+		}
+		got.mu.Unlock()
+		noPerfLeft(t, target.Process.Pid)
+	})
+}
+
+// TestRunInterrupt cancels the context 3 s into the window, as Ctrl-C does.
+func TestRunInterrupt(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		progress := func(st Status) {
+			if st.Phase == PhaseSampling {
+				time.AfterFunc(3*time.Second, cancel)
+			}
+		}
+		start := time.Now()
+		_, err := Run(ctx, Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
+			Duration: 30 * time.Second, Freq: 199, Out: out}, progress)
+		if !errors.Is(err, ErrIncomplete) || time.Since(start) > 25*time.Second {
+			t.Fatalf("Run: %v after %s; want an incomplete run soon after the cancel", err, time.Since(start))
+		}
+		m, stacks := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
+			t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
+		}
+		if m.Samples < 100 || stacks == "" {
+			t.Errorf("samples = %d: the ~3 s sampled before the cancel were not kept", m.Samples)
+		}
+		var raw map[string]any
+		data, _ := os.ReadFile(filepath.Join(out, fold.MetaFile))
+		if err := json.Unmarshal(data, &raw); err != nil {
+			t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
+}
+
+func TestRunWorkloadEndsInWarmup(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := burner(t)
+		out := filepath.Join(t.TempDir(), "run")
+		start := time.Now()
+		res, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
+			Warmup: 5 * time.Second, Duration: 5 * time.Second, Out: out, Workload: []string{"sh", "-c", "exit 0"}}, nil)
+		if res != nil || !errors.Is(err, ErrEndedEarly) || !strings.Contains(err.Error(), "during the 5s warmup") {
+			t.Fatalf("Run = %v, %v; want no result and an error wrapping ErrEndedEarly naming the 5s warmup", res, err)
+		}
+		if time.Since(start) > 4*time.Second {
+			t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
+		}
+		m, _ := readRun(t, out)
+		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
+			t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
+		}
+		noPerfLeft(t, target.Process.Pid)
+	})
+}
+
+// The window derived from sysbench's --time must leave room for the
+// warmup and the margin.
+func TestRunNoWindow(t *testing.T) {
+	requireSampler(t, "perf")
+	target := burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	// A stand-in named sysbench that outlives the warmup.
+	sysbench := filepath.Join(t.TempDir(), "sysbench")
+	if err := os.WriteFile(sysbench, []byte("#!/bin/sh\nsleep 5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
+		Warmup: 100 * time.Millisecond, Margin: 2 * time.Second, Workload: []string{sysbench, "--time=2", "run"}}, nil)
+	var nw *NoWindowError
+	if !errors.As(err, &nw) || nw.SysbenchTime != 2*time.Second || nw.Margin != 2*time.Second {
+		t.Fatalf("Run: %v, want a *NoWindowError of --time=2s and the 2s margin", err)
+	}
+}
