@@ -12,6 +12,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -554,7 +555,7 @@ func (t *Subtree) sentence(c, width int) string {
 	root := t.Rows[0]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %.2f%%", short(first(root)), root.Shares[c].Median)
-	if len(root.Chain) > 1 && len(root.ends) > c && f2(root.ends[c]) != f2(root.Shares[c].Median) {
+	if len(root.Chain) > 1 && len(root.ends) > c && report.F2(root.ends[c]) != report.F2(root.Shares[c].Median) {
 		fmt.Fprintf(&b, " → %s %.2f%%", short(root.Chain[len(root.Chain)-1]), root.ends[c])
 	}
 	var kids []*SubtreeRow

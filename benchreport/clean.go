@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // Every writer shows names (functions, subsystems, versions, workloads,
@@ -57,30 +58,35 @@ func cleanValue(v reflect.Value) reflect.Value {
 	return v
 }
 
-// cleanSection returns s with every text names.Clean'ed.
-func cleanSection(s section) section {
-	s.title = names.Clean(s.title)
-	s.intro = names.CleanAll(s.intro)
-	s.notes = names.CleanAll(s.notes)
-	cols := make([]column, len(s.cols))
-	for i, c := range s.cols {
-		c.head = names.Clean(c.head)
+// none is what a table with no rows shows instead.
+const none = "(none)"
+
+// cleanSection returns s with every text names.Clean'ed, showing none
+// when it has no rows.
+func cleanSection(s report.Section) report.Section {
+	s.Title = names.Clean(s.Title)
+	s.Intro = names.CleanAll(s.Intro)
+	s.Notes = names.CleanAll(s.Notes)
+	s.IfEmpty = none
+	cols := make([]report.Column, len(s.Columns))
+	for i, c := range s.Columns {
+		c.Head = names.Clean(c.Head)
 		cols[i] = c
 	}
-	s.cols = cols
-	rows := make([][]cell, len(s.rows))
-	for i, row := range s.rows {
-		rows[i] = make([]cell, len(row))
+	s.Columns = cols
+	rows := make([][]report.Cell, len(s.Rows))
+	for i, row := range s.Rows {
+		rows[i] = make([]report.Cell, len(row))
 		for j, c := range row {
-			c.text, c.full = names.Clean(c.text), names.Clean(c.full)
+			c.Text, c.Title = names.Clean(c.Text), names.Clean(c.Title)
 			rows[i][j] = c
 		}
 	}
-	s.rows = rows
+	s.Rows = rows
 	return s
 }
 
-func cleanSections(ss []section) []section {
+func cleanSections(ss []report.Section) []report.Section {
 	for i := range ss {
 		ss[i] = cleanSection(ss[i])
 	}

@@ -5,30 +5,13 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // The report as titled tables, rendered by the markdown, HTML and summary
 // writers alike, so that they show the same figures.
-
-// column is a table column: its heading and whether it holds numbers.
-type column struct {
-	head string
-	num  bool
-}
-
-// cell is one table cell; a name cell holds a function (code font) indented
-// by level.
-type cell struct {
-	text  string
-	name  bool
-	level int
-	// full is the whole name when text shows it shortened (nameCell); the
-	// HTML page gives it as the cell's tooltip.
-	full string
-}
 
 // nameWidth is the most runes a function name takes in a table cell (and
 // in a heading or the summary): longer names (C++ templates run to
@@ -43,27 +26,19 @@ const chainSep = " → "
 
 // nameCell is the cell of a function, or of a chain of functions joined
 // by chainSep, at level; each name is shortened to nameWidth, and suffix
-// (figures) added after them.
-func nameCell(chain []string, level int, suffix string) cell {
+// (figures) added after them, in the name's code span. The whole text is
+// the cell's Title (the HTML tooltip) when it differs.
+func nameCell(chain []string, level int, suffix string) report.Cell {
 	short := make([]string, len(chain))
 	whole := make([]string, len(chain))
 	for i, n := range chain {
 		short[i], whole[i] = names.Shorten(n, nameWidth), names.Clean(n)
 	}
-	c := cell{text: strings.Join(short, chainSep) + suffix, name: true, level: level}
-	if w := strings.Join(whole, chainSep) + suffix; w != c.text {
-		c.full = w
+	c := report.Cell{Text: strings.Join(short, chainSep) + suffix, Name: true, Level: level}
+	if w := strings.Join(whole, chainSep) + suffix; w != c.Text {
+		c.Title = w
 	}
 	return c
-}
-
-// section is one titled table with sentences before and after it.
-type section struct {
-	title string
-	intro []string
-	cols  []column
-	rows  [][]cell
-	notes []string
 }
 
 // minShare is the share (in %) under which a subtree row is left out of the
@@ -73,18 +48,15 @@ const minShare = 0.5
 // noise marks a difference from the base that is within noise.
 const noise = "≈"
 
-func txt(s string) cell { return cell{text: s} }
-
-func f2(x float64) string  { return fmt.Sprintf("%.2f", x) }
-func f3(x float64) string  { return fmt.Sprintf("%.3f", x) }
-func sf2(x float64) string { return fmt.Sprintf("%+.2f", x) }
+// txt is a plain cell.
+func txt(s string) report.Cell { return report.Text(s) }
 
 // fmtP prints a p-value.
 func fmtP(p float64) string {
 	if p < 0.001 {
 		return "<0.001"
 	}
-	return f3(p)
+	return report.F3(p)
 }
 
 // opt prints a figure's median with format, or "-" when it is absent.
@@ -99,7 +71,7 @@ func optRatio(r *float64) string {
 	if r == nil {
 		return "-"
 	}
-	return f2(*r)
+	return report.F2(*r)
 }
 
 // marked prefixes s with the noise mark when t says the difference is
@@ -134,14 +106,14 @@ func (r *Report) intro() []string {
 }
 
 // rqpsSection is the table published regression reports lead with.
-func (r *Report) rqpsSection() section {
-	s := section{title: fmt.Sprintf("Relative QPS (rQPS: QPS / QPS of %s)", r.Base)}
-	s.cols = []column{{"workload", false}}
+func (r *Report) rqpsSection() report.Section {
+	s := report.Section{Title: fmt.Sprintf("Relative QPS (rQPS: QPS / QPS of %s)", r.Base)}
+	s.Columns = []report.Column{report.TextColumn("workload")}
 	for _, srv := range r.Servers {
-		s.cols = append(s.cols, column{srv, true})
+		s.Columns = append(s.Columns, report.NumColumn(srv))
 	}
 	for _, w := range r.Workloads {
-		row := []cell{txt(w.Name)}
+		row := []report.Cell{txt(w.Name)}
 		for _, v := range w.Versions {
 			switch {
 			case v.Missing != "":
@@ -149,36 +121,36 @@ func (r *Report) rqpsSection() section {
 			case v.RQPS == nil:
 				row = append(row, txt("-"))
 			default:
-				row = append(row, txt(marked(f2(*v.RQPS), v.QPSTest)))
+				row = append(row, txt(marked(report.F2(*v.RQPS), v.QPSTest)))
 			}
 		}
-		s.rows = append(s.rows, row)
+		s.Rows = append(s.Rows, row)
 	}
 	if r.Repeats > 1 {
-		s.notes = append(s.notes, fmt.Sprintf("Medians of %d repeats. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload).",
+		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload).",
 			r.Repeats, noise, r.Base, r.Alpha))
 	}
 	if len(r.Missing) > 0 {
-		s.notes = append(s.notes, "missing: no usable run; see Missing runs for why.")
+		s.Notes = append(s.Notes, "missing: no usable run; see Missing runs for why.")
 	}
 	return s
 }
 
-func (r *Report) missingSection() section {
-	s := section{title: "Missing runs", cols: []column{{"workload", false}, {"version", false}, {"repeat", true}, {"reason", false}}}
+func (r *Report) missingSection() report.Section {
+	s := report.Section{Title: "Missing runs", Columns: []report.Column{report.TextColumn("workload"), report.TextColumn("version"), report.NumColumn("repeat"), report.TextColumn("reason")}}
 	for _, m := range r.Missing {
 		rep := "all"
 		if m.Repeat > 0 {
 			rep = fmt.Sprint(m.Repeat)
 		}
-		s.rows = append(s.rows, []cell{txt(m.Workload), txt(m.Server), txt(rep), txt(m.Reason)})
+		s.Rows = append(s.Rows, []report.Cell{txt(m.Workload), txt(m.Server), txt(rep), txt(m.Reason)})
 	}
 	return s
 }
 
 // overview is what comes before the workloads, cleaned.
-func (r *Report) overview() []section {
-	out := []section{r.rqpsSection()}
+func (r *Report) overview() []report.Section {
+	out := []report.Section{r.rqpsSection()}
 	if len(r.Missing) > 0 {
 		out = append(out, r.missingSection())
 	}
@@ -186,8 +158,8 @@ func (r *Report) overview() []section {
 }
 
 // workloadSections are the tables of one workload, cleaned.
-func (r *Report) workloadSections(w *Workload) []section {
-	var out []section
+func (r *Report) workloadSections(w *Workload) []report.Section {
+	var out []report.Section
 	out = append(out, r.costSection(w), r.relativeSection(w))
 	if r.Repeats > 1 {
 		out = append(out, r.repeatsSection(w))
@@ -199,39 +171,39 @@ func (r *Report) workloadSections(w *Workload) []section {
 		out = append(out, r.subtreeSection(t))
 	}
 	if len(w.Notes) > 0 {
-		out[0].intro = append(out[0].intro, w.Notes...)
+		out[0].Intro = append(out[0].Intro, w.Notes...)
 	}
 	return cleanSections(out)
 }
 
-func (r *Report) costSection(w *Workload) section {
-	s := section{title: "Throughput and cost per operation",
-		cols: []column{{"version", false}, {"o/s", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}, {"r/o", true}, {"rKB/o", true}, {"wKB/o", true}}}
+func (r *Report) costSection(w *Workload) report.Section {
+	s := report.Section{Title: "Throughput and cost per operation",
+		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("rQPS"), report.NumColumn("cpu/o µs"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
 	for _, v := range w.Versions {
 		if v.Missing != "" {
-			s.rows = append(s.rows, []cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")})
-			s.notes = append(s.notes, fmt.Sprintf("%s: missing: %s", v.Server, v.Missing))
+			s.Rows = append(s.Rows, []report.Cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")})
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: missing: %s", v.Server, v.Missing))
 			continue
 		}
 		rq := "-"
 		if v.RQPS != nil {
-			rq = marked(f2(*v.RQPS), v.QPSTest)
+			rq = marked(report.F2(*v.RQPS), v.QPSTest)
 		}
-		s.rows = append(s.rows, []cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, f2)), txt(rq), txt(marked(opt(v.CPUPerOp, f2), v.CPUPerOpTest)),
-			txt(opt(v.CSPerOp, f3)), txt(opt(v.ReadsPerOp, f3)), txt(opt(v.ReadKBPerOp, f3)), txt(opt(v.WriteKBPerOp, f3))})
+		s.Rows = append(s.Rows, []report.Cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, report.F2)), txt(rq), txt(marked(opt(v.CPUPerOp, report.F2), v.CPUPerOpTest)),
+			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))})
 		if v.Repeats < r.Repeats {
-			s.notes = append(s.notes, fmt.Sprintf("%s: %d of %d repeats usable (see Missing runs).", v.Server, v.Repeats, r.Repeats))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d repeats usable (see Missing runs).", v.Server, v.Repeats, r.Repeats))
 		}
 	}
-	s.notes = append(s.notes, "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured.")
+	s.Notes = append(s.Notes, "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured.")
 	return s
 }
 
-func (r *Report) relativeSection(w *Workload) section {
-	s := section{title: "Relative to " + r.Base,
-		cols: []column{{"version", false}, {"o/s", true}, {"cpu/o", true}, {"cs/o", true}, {"r/o", true}, {"rKB/o", true}, {"wKB/o", true}}}
+func (r *Report) relativeSection(w *Workload) report.Section {
+	s := report.Section{Title: "Relative to " + r.Base,
+		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("cpu/o"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
 	for _, v := range w.Versions {
-		row := []cell{txt(r.serverHead(v.Server))}
+		row := []report.Cell{txt(r.serverHead(v.Server))}
 		if v.Missing != "" || v.Relative == nil {
 			fill := "-"
 			if v.Missing != "" {
@@ -245,15 +217,15 @@ func (r *Report) relativeSection(w *Workload) section {
 			row = append(row, txt(marked(optRatio(x.QPS), v.QPSTest)), txt(marked(optRatio(x.CPUPerOp), v.CPUPerOpTest)), txt(optRatio(x.CSPerOp)),
 				txt(optRatio(x.ReadsPerOp)), txt(optRatio(x.ReadKBPerOp)), txt(optRatio(x.WriteKBPerOp)))
 		}
-		s.rows = append(s.rows, row)
+		s.Rows = append(s.Rows, row)
 	}
-	s.notes = append(s.notes, fmt.Sprintf("Each version's median divided by %s's: above 1, more of it (o/s: faster; per-op costs: more expensive).", r.Base))
+	s.Notes = append(s.Notes, fmt.Sprintf("Each version's median divided by %s's: above 1, more of it (o/s: faster; per-op costs: more expensive).", r.Base))
 	return s
 }
 
-func (r *Report) repeatsSection(w *Workload) section {
-	s := section{title: "Repeats: median, spread and significance against " + r.Base,
-		cols: []column{{"version", false}, {"figure", false}, {"n", true}, {"median", true}, {"min–max", true}, {"Δ vs base", true}, {"Welch p", true}, {"permutation p", true}, {"verdict", false}}}
+func (r *Report) repeatsSection(w *Workload) report.Section {
+	s := report.Section{Title: "Repeats: median, spread and significance against " + r.Base,
+		Columns: []report.Column{report.TextColumn("version"), report.TextColumn("figure"), report.NumColumn("n"), report.NumColumn("median"), report.NumColumn("min–max"), report.NumColumn("Δ vs base"), report.NumColumn("Welch p"), report.NumColumn("permutation p"), report.TextColumn("verdict")}}
 	bv := w.version(r.Base)
 	for _, v := range w.Versions {
 		if v.Missing != "" {
@@ -264,15 +236,15 @@ func (r *Report) repeatsSection(w *Workload) section {
 			fig, bf *Figure
 			test    *Test
 		}{{"o/s", v.QPS, bv.QPS, v.QPSTest}, {"cpu/o µs", v.CPUPerOp, bv.CPUPerOp, v.CPUPerOpTest}} {
-			row := []cell{txt(r.serverHead(v.Server)), txt(f.name), txt(fmt.Sprint(v.Repeats)), txt(f2(f.fig.Median)),
-				txt(f2(f.fig.Min) + "–" + f2(f.fig.Max))}
+			row := []report.Cell{txt(r.serverHead(v.Server)), txt(f.name), txt(fmt.Sprint(v.Repeats)), txt(report.F2(f.fig.Median)),
+				txt(report.F2(f.fig.Min) + "–" + report.F2(f.fig.Max))}
 			switch {
 			case v.Server == r.Base:
 				row = append(row, txt("-"), txt("-"), txt("-"), txt("base"))
 			case bv.Missing != "" || f.bf.Median == 0:
 				row = append(row, txt("-"), txt("-"), txt("-"), txt("no base"))
 			default:
-				row = append(row, txt(sf2((f.fig.Median/f.bf.Median-1)*100)+"%"))
+				row = append(row, txt(report.Signed((f.fig.Median/f.bf.Median-1)*100)+"%"))
 				if f.test == nil {
 					row = append(row, txt("-"), txt("-"), txt("too few repeats"))
 				} else {
@@ -283,7 +255,7 @@ func (r *Report) repeatsSection(w *Workload) section {
 					row = append(row, txt(fmtP(f.test.WelchP)), txt(fmtP(f.test.PermutationP)), txt(verdict))
 				}
 			}
-			s.rows = append(s.rows, row)
+			s.Rows = append(s.Rows, row)
 		}
 	}
 	floor := 1.0
@@ -292,32 +264,32 @@ func (r *Report) repeatsSection(w *Workload) section {
 			floor = math.Min(floor, v.QPSTest.MinPermutationP)
 		}
 	}
-	s.notes = append(s.notes, fmt.Sprintf("Significant: Welch's p < %g and the permutation p at most %g or, when so few repeats cannot go that low, at its floor (%s here: every base value beyond every version value).",
+	s.Notes = append(s.Notes, fmt.Sprintf("Significant: Welch's p < %g and the permutation p at most %g or, when so few repeats cannot go that low, at its floor (%s here: every base value beyond every version value).",
 		r.Alpha, r.Alpha, fmtP(floor)))
 	return s
 }
 
-func (r *Report) attributionSection(w *Workload) section {
-	s := section{title: "Change in CPU per operation against " + r.Base}
+func (r *Report) attributionSection(w *Workload) report.Section {
+	s := report.Section{Title: "Change in CPU per operation against " + r.Base}
 	if r.subsystem == nil {
-		s.cols = []column{{"version", false}, {r.Base + " µs/op", true}, {"µs/op", true}, {"Δµs/op", true}}
+		s.Columns = []report.Column{report.TextColumn("version"), report.NumColumn(r.Base + " µs/op"), report.NumColumn("µs/op"), report.NumColumn("Δµs/op")}
 		for _, c := range w.Comparisons {
-			s.rows = append(s.rows, []cell{txt(c.Server), txt(f2(c.BaseMicrosPerOp)), txt(f2(c.TargetMicrosPerOp)), txt(sf2(c.TargetMicrosPerOp - c.BaseMicrosPerOp))})
+			s.Rows = append(s.Rows, []report.Cell{txt(c.Server), txt(report.F2(c.BaseMicrosPerOp)), txt(report.F2(c.TargetMicrosPerOp)), txt(report.Signed(c.TargetMicrosPerOp - c.BaseMicrosPerOp))})
 		}
-		s.notes = append(s.notes, "A symbol map with subsystems splits these changes among subsystems.")
+		s.Notes = append(s.Notes, "A symbol map with subsystems splits these changes among subsystems.")
 		return s
 	}
-	s.cols = []column{{"subsystem", false}}
+	s.Columns = []report.Column{report.TextColumn("subsystem")}
 	for _, c := range w.Comparisons {
-		s.cols = append(s.cols, column{"Δµs/op " + c.Server, true})
+		s.Columns = append(s.Columns, report.NumColumn("Δµs/op "+c.Server))
 	}
-	total := []cell{txt("total")}
+	total := []report.Cell{txt("total")}
 	for _, c := range w.Comparisons {
-		total = append(total, txt(sf2(c.Attribution.DeltaMicrosPerOp)))
+		total = append(total, txt(report.Signed(c.Attribution.DeltaMicrosPerOp)))
 	}
-	s.rows = append(s.rows, total)
+	s.Rows = append(s.Rows, total)
 	for _, name := range r.subNames {
-		row := []cell{txt(name)}
+		row := []report.Cell{txt(name)}
 		nonzero := false
 		for _, c := range w.Comparisons {
 			d := 0.0
@@ -327,27 +299,27 @@ func (r *Report) attributionSection(w *Workload) section {
 				}
 			}
 			nonzero = nonzero || math.Round(d*100) != 0
-			row = append(row, txt(sf2(d)))
+			row = append(row, txt(report.Signed(d)))
 		}
 		if nonzero {
-			s.rows = append(s.rows, row)
+			s.Rows = append(s.Rows, row)
 		}
 	}
 	for _, c := range w.Comparisons {
-		s.notes = append(s.notes, fmt.Sprintf("%s (cpu/o %s → %s µs)", c.Attribution.Sentence, f2(c.BaseMicrosPerOp), f2(c.TargetMicrosPerOp)))
+		s.Notes = append(s.Notes, fmt.Sprintf("%s (cpu/o %s → %s µs)", c.Attribution.Sentence, report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp)))
 	}
 	if r.Repeats > 1 {
-		s.notes = append(s.notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o.")
+		s.Notes = append(s.Notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o.")
 	}
 	return s
 }
 
-func (r *Report) topSelfSection(w *Workload) section {
-	s := section{title: fmt.Sprintf("Largest changes in self CPU per operation (top %d per version)", topSelf),
-		cols: []column{{"version", false}, {"function", false}, {r.Base + " µs/op", true}, {"µs/op", true}, {"Δµs/op", true}}}
+func (r *Report) topSelfSection(w *Workload) report.Section {
+	s := report.Section{Title: fmt.Sprintf("Largest changes in self CPU per operation (top %d per version)", topSelf),
+		Columns: []report.Column{report.TextColumn("version"), report.TextColumn("function"), report.NumColumn(r.Base + " µs/op"), report.NumColumn("µs/op"), report.NumColumn("Δµs/op")}}
 	for _, c := range w.Comparisons {
 		for _, f := range c.TopSelf {
-			s.rows = append(s.rows, []cell{txt(c.Server), nameCell([]string{f.Name}, 0, ""), txt(f2(f.BaseMicrosPerOp)), txt(f2(f.TargetMicrosPerOp)), txt(sf2(f.DeltaMicrosPerOp))})
+			s.Rows = append(s.Rows, []report.Cell{txt(c.Server), nameCell([]string{f.Name}, 0, ""), txt(report.F2(f.BaseMicrosPerOp)), txt(report.F2(f.TargetMicrosPerOp)), txt(report.Signed(f.DeltaMicrosPerOp))})
 		}
 	}
 	return s
@@ -356,7 +328,7 @@ func (r *Report) topSelfSection(w *Workload) section {
 // rowName is a subtree row's name cell: a chain of more than 4 functions
 // shows its first two and its last; "(end x%, y%)" gives the chain end's
 // median shares when they differ from the row's.
-func rowName(row *SubtreeRow) cell {
+func rowName(row *SubtreeRow) report.Cell {
 	chain := []string{row.Path[len(row.Path)-1]}
 	switch n := len(row.Chain); {
 	case n > 4:
@@ -368,18 +340,18 @@ func rowName(row *SubtreeRow) cell {
 	if len(row.ends) > 0 {
 		ps := make([]string, len(row.ends))
 		for i, e := range row.ends {
-			ps[i] = f2(e) + "%"
+			ps[i] = report.F2(e) + "%"
 		}
 		suffix = " (end " + strings.Join(ps, ", ") + ")"
 	}
 	return nameCell(chain, row.Level, suffix)
 }
 
-func (r *Report) subtreeSection(t *Subtree) section {
-	s := section{title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", names.Shorten(t.Root, nameWidth), t.Depth)}
-	s.cols = []column{{"function", false}}
+func (r *Report) subtreeSection(t *Subtree) report.Section {
+	s := report.Section{Title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", names.Shorten(t.Root, nameWidth), t.Depth)}
+	s.Columns = []report.Column{report.TextColumn("function")}
 	for _, srv := range t.Servers {
-		s.cols = append(s.cols, column{srv + " %", true})
+		s.Columns = append(s.Columns, report.NumColumn(srv+" %"))
 	}
 	hasBase := slices.Contains(t.Servers, r.Base)
 	var targets []int
@@ -387,7 +359,7 @@ func (r *Report) subtreeSection(t *Subtree) section {
 		for i, srv := range t.Servers {
 			if srv != r.Base {
 				targets = append(targets, i)
-				s.cols = append(s.cols, column{"Δpp " + srv, true})
+				s.Columns = append(s.Columns, report.NumColumn("Δpp "+srv))
 			}
 		}
 	}
@@ -399,7 +371,7 @@ func (r *Report) subtreeSection(t *Subtree) section {
 	}
 	if tests {
 		for _, i := range targets {
-			s.cols = append(s.cols, column{"p " + t.Servers[i] + " (Welch/perm)", true})
+			s.Columns = append(s.Columns, report.NumColumn("p "+t.Servers[i]+" (Welch/perm)"))
 		}
 	}
 	hidden, chains := 0, false
@@ -413,16 +385,16 @@ func (r *Report) subtreeSection(t *Subtree) section {
 			continue
 		}
 		chains = chains || row.Chain != nil
-		cells := []cell{rowName(row)}
+		cells := []report.Cell{rowName(row)}
 		for _, sh := range row.Shares {
-			v := f2(sh.Median)
+			v := report.F2(sh.Median)
 			if len(sh.Values) > 1 {
-				v += " (" + f2(sh.Min) + "–" + f2(sh.Max) + ")"
+				v += " (" + report.F2(sh.Min) + "–" + report.F2(sh.Max) + ")"
 			}
 			cells = append(cells, txt(v))
 		}
 		for _, i := range targets {
-			cells = append(cells, txt(marked(sf2(*row.DeltaPP[i]), row.Tests[i])))
+			cells = append(cells, txt(marked(report.Signed(*row.DeltaPP[i]), row.Tests[i])))
 		}
 		if tests {
 			for _, i := range targets {
@@ -433,30 +405,27 @@ func (r *Report) subtreeSection(t *Subtree) section {
 				}
 			}
 		}
-		s.rows = append(s.rows, cells)
+		s.Rows = append(s.Rows, cells)
 	}
 	for i, srv := range t.Servers {
-		s.notes = append(s.notes, srv+": "+t.sentence(i, nameWidth))
+		s.Notes = append(s.Notes, srv+": "+t.sentence(i, nameWidth))
 	}
 	for _, srv := range r.Servers {
 		if !slices.Contains(t.Servers, srv) {
-			s.notes = append(s.notes, srv+": missing (no usable run).")
+			s.Notes = append(s.Notes, srv+": missing (no usable run).")
 		}
 	}
 	if hidden > 0 {
-		s.notes = append(s.notes, fmt.Sprintf("%d rows under %g%% in every version are left out (report.json has them all).", hidden, minShare))
+		s.Notes = append(s.Notes, fmt.Sprintf("%d rows under %g%% in every version are left out (report.json has them all).", hidden, minShare))
 	}
 	if t.SkippedUnresolved {
-		s.notes = append(s.notes, "Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through: their callees sit under the nearest named caller, and [unresolved] rows hold the stacks that end inside them.")
+		s.Notes = append(s.Notes, "Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through: their callees sit under the nearest named caller, and [unresolved] rows hold the stacks that end inside them.")
 	}
 	if chains {
-		s.notes = append(s.notes, fmt.Sprintf("a → b: b holds at least %g%% of a in every profile, shown as one row with a's value and b's callees; \"end\" is b's share when it differs.", t.Threshold*100))
+		s.Notes = append(s.Notes, fmt.Sprintf("a → b: b holds at least %g%% of a in every profile, shown as one row with a's value and b's callees; \"end\" is b's share when it differs.", t.Threshold*100))
 	}
 	if r.Repeats > 1 {
-		s.notes = append(s.notes, fmt.Sprintf("Shares are medians over the repeats, (min–max) their spread; %s marks a change within noise.", noise))
+		s.Notes = append(s.Notes, fmt.Sprintf("Shares are medians over the repeats, (min–max) their spread; %s marks a change within noise.", noise))
 	}
 	return s
 }
-
-// textWidth is the number of characters s takes in a terminal.
-func textWidth(s string) int { return utf8.RuneCountInString(s) }

@@ -14,6 +14,7 @@ import (
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/internal/atomicfile"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // File names WriteFiles writes in its directory.
@@ -136,7 +137,7 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 		}
 		o := r.graphOptions()
 		o.Title = fmt.Sprintf("%s: %s", w.Name, v.Server)
-		o.Subtitle = fmt.Sprintf("cpu/o %s µs, %s o/s, %d run(s)", f2(v.CPUPerOp.Median), f2(v.QPS.Median), v.Repeats)
+		o.Subtitle = fmt.Sprintf("cpu/o %s µs, %s o/s, %d run(s)", report.F2(v.CPUPerOp.Median), report.F2(v.QPS.Median), v.Repeats)
 		if o.Subsystem != nil {
 			o.Palette = flamegraph.PaletteSubsystem
 		}
@@ -180,66 +181,38 @@ func writeFileAtomic(path string, data []byte) error {
 
 // HTML page.
 
-type htmlCell struct {
-	Text  string
-	Class string
-	// Title is the cell's tooltip: the whole name of a shortened one.
-	Title string
-}
-
-type htmlTable struct {
-	Title string
-	Intro []string
-	Heads []htmlCell
-	Rows  [][]htmlCell
-	Notes []string
-}
-
 type htmlWorkload struct {
 	Name   string
 	ID     string
-	Tables []htmlTable
+	Tables template.HTML
 	Graphs []graphLink
 }
 
 type htmlPage struct {
 	Title     string
 	Intro     []string
-	Overview  []htmlTable
+	Overview  template.HTML
 	Workloads []htmlWorkload
 	SVG       bool
 }
 
-func toHTMLTable(s section) htmlTable {
-	t := htmlTable{Title: s.title, Intro: s.intro, Notes: s.notes}
-	for _, c := range s.cols {
-		cl := ""
-		if c.num {
-			cl = "num"
+// htmlTables writes sections as the page's tables: cells that wrap, names
+// indented with non-breaking spaces, a figure within noise grey and a
+// missing cell red.
+func htmlTables(ss []report.Section) (template.HTML, error) {
+	for _, s := range ss {
+		for _, row := range s.Rows {
+			for i, c := range row {
+				switch {
+				case strings.HasPrefix(c.Text, noise):
+					row[i].Class = "noise"
+				case c.Text == "missing":
+					row[i].Class = "missing"
+				}
+			}
 		}
-		t.Heads = append(t.Heads, htmlCell{Text: c.head, Class: cl})
 	}
-	for _, row := range s.rows {
-		var cells []htmlCell
-		for i, c := range row {
-			cl := ""
-			switch {
-			case c.name:
-				cl = "name"
-			case s.cols[i].num:
-				cl = "num"
-			}
-			if strings.HasPrefix(c.text, noise) {
-				cl += " noise"
-			}
-			if c.text == "missing" {
-				cl += " missing"
-			}
-			cells = append(cells, htmlCell{Text: strings.Repeat("\u00a0\u00a0", c.level) + c.text, Class: strings.TrimSpace(cl), Title: c.full})
-		}
-		t.Rows = append(t.Rows, cells)
-	}
-	return t
+	return report.HTMLTables(ss, report.HTMLOptions{Heading: "h3", Indent: "\u00a0\u00a0"})
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -272,9 +245,9 @@ nav a { margin-right: 1em; }
 <h1>{{.Title}}</h1>
 {{range .Intro}}<p>{{.}}</p>
 {{end}}<nav>{{range .Workloads}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}<a href="report.md">report.md</a><a href="report.json">report.json</a></nav>
-{{range .Overview}}{{template "table" .}}{{end}}
+{{.Overview}}
 {{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
-{{range .Tables}}{{template "table" .}}{{end}}
+{{.Tables}}
 {{if $.SVG}}<h3>Flame graphs</h3>
 <p class="note">Plain graphs per version, then differential graphs from the base, normalised per operation (red: more CPU per operation, blue: less). Click a graph to open it: hover for figures, click to zoom, search by regular expression.</p>
 <div class="graphs">
@@ -282,29 +255,20 @@ nav a { margin-right: 1em; }
 {{end}}</div>
 {{end}}{{end}}</body>
 </html>
-{{define "table"}}<h3>{{.Title}}</h3>
-{{range .Intro}}<p class="note">{{.}}</p>
-{{end}}{{if .Rows}}<table>
-<thead><tr>{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-{{else}}<p>(none)</p>
-{{end}}{{range .Notes}}<p class="note">{{.}}</p>
-{{end}}{{end}}`))
+`))
 
 // writeHTML writes index.html: the tables of the markdown report and the
 // flame graphs (linked, shown as images).
 func (r *Report) writeHTML(w io.Writer, graphs map[string][]graphLink) error {
 	p := htmlPage{Title: r.title(), Intro: r.intro(), SVG: r.svg}
-	for _, s := range r.overview() {
-		p.Overview = append(p.Overview, toHTMLTable(s))
+	var err error
+	if p.Overview, err = htmlTables(r.overview()); err != nil {
+		return fmt.Errorf("report html: %w", err)
 	}
 	for i, wl := range r.Workloads {
 		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name]}
-		for _, s := range r.workloadSections(wl) {
-			hw.Tables = append(hw.Tables, toHTMLTable(s))
+		if hw.Tables, err = htmlTables(r.workloadSections(wl)); err != nil {
+			return fmt.Errorf("report html: %w", err)
 		}
 		p.Workloads = append(p.Workloads, hw)
 	}

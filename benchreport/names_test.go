@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // Frame names the fixture's functions are renamed to, to see how each
@@ -166,7 +167,9 @@ func TestLongNames(t *testing.T) {
 	t.Run("text table", func(t *testing.T) {
 		var b bytes.Buffer
 		for _, s := range r.workloadSections(r.Workloads[0]) {
-			writeTextTable(&b, s)
+			if err := report.WritePlainTable(&b, &s); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, l := range strings.Split(b.String(), "\n") {
 			if n := utf8.RuneCountInString(l); n > 300 {
@@ -249,18 +252,18 @@ func TestSentenceMatchesTable(t *testing.T) {
 	c := colOf(t, st, "10.11")
 	median := st.Rows[0].Shares[c].Median
 	merged := diff.Subtree(r.Workloads[0].merged["10.11"], st.Root, diff.SubtreeOptions{Depth: st.Depth}).Root.Pct
-	if f2(median) == f2(merged) {
+	if report.F2(median) == report.F2(merged) {
 		t.Fatalf("median share %.2f = merged share %.2f: the fixture does not tell them apart", median, merged)
 	}
-	want := "10.11: " + st.Root + " " + f2(median) + "%"
+	want := "10.11: " + st.Root + " " + report.F2(median) + "%"
 	md := markdown(t, r)
-	if !strings.Contains(md, "| "+f2(median)+" (") {
-		t.Fatalf("the table has no cell %s", f2(median))
+	if !strings.Contains(md, "| "+report.F2(median)+" (") {
+		t.Fatalf("the table has no cell %s", report.F2(median))
 	}
 	if !strings.Contains(md, "\n"+want) {
 		t.Errorf("markdown has no sentence starting %q (the merged share is %.2f)", want, merged)
 	}
-	if got := st.Summaries[c]; !strings.HasPrefix(got, st.Root+" "+f2(median)+"%") {
-		t.Errorf("report.json summary %q, want it to start with the median share %s%%", got, f2(median))
+	if got := st.Summaries[c]; !strings.HasPrefix(got, st.Root+" "+report.F2(median)+"%") {
+		t.Errorf("report.json summary %q, want it to start with the median share %s%%", got, report.F2(median))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // WriteJSON writes every figure of the report as indented JSON (schema in
@@ -30,71 +31,22 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // in CPU per operation, largest self-time changes and subtree breakdowns.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s\n\n", mdText(r.title()))
+	fmt.Fprintf(&b, "# %s\n\n", report.EscapeMarkdown(r.title()))
 	for _, p := range r.intro() {
-		fmt.Fprintf(&b, "%s\n\n", mdText(p))
+		fmt.Fprintf(&b, "%s\n\n", report.EscapeMarkdown(p))
 	}
 	for _, s := range r.overview() {
-		writeMarkdownSection(&b, "##", s)
+		report.WriteMarkdownSection(&b, &s, report.MarkdownOptions{Heading: "##", EscapeText: true})
 	}
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(&b, "## %s\n\n", mdText(names.Clean(wl.Name)))
+		fmt.Fprintf(&b, "## %s\n\n", report.EscapeMarkdown(names.Clean(wl.Name)))
 		for _, s := range r.workloadSections(wl) {
-			writeMarkdownSection(&b, "###", s)
+			report.WriteMarkdownSection(&b, &s, report.MarkdownOptions{Heading: "###", EscapeText: true})
 		}
 	}
 	out := append(bytes.TrimRight(b.Bytes(), "\n"), '\n')
 	_, err := w.Write(out)
 	return err
-}
-
-func writeMarkdownSection(b *bytes.Buffer, level string, s section) {
-	fmt.Fprintf(b, "%s %s\n\n", level, mdText(s.title))
-	for _, p := range s.intro {
-		fmt.Fprintf(b, "%s\n\n", mdText(p))
-	}
-	if len(s.rows) > 0 {
-		// A | inside a cell, code span or not, is written \| (GitHub's
-		// table syntax takes it out before the cell is rendered).
-		line := func(cells []string) {
-			for i, c := range cells {
-				cells[i] = strings.ReplaceAll(c, "|", `\|`)
-			}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-		}
-		head := make([]string, len(s.cols))
-		rule := make([]string, len(s.cols))
-		for i, c := range s.cols {
-			head[i], rule[i] = mdText(c.head), "---"
-			if c.num {
-				rule[i] = "---:"
-			}
-		}
-		line(head)
-		b.WriteString("|" + strings.Join(rule, "|") + "|\n")
-		for _, row := range s.rows {
-			cells := make([]string, len(row))
-			for i, c := range row {
-				cells[i] = mdText(c.text)
-				if c.name {
-					cells[i] = strings.Repeat("\u00a0\u00a0", c.level) + names.CodeSpan(c.text)
-				}
-			}
-			line(cells)
-		}
-		b.WriteString("\n")
-	} else {
-		b.WriteString("(none)\n\n")
-	}
-	for _, n := range s.notes {
-		fmt.Fprintf(b, "%s\n\n", mdText(n))
-	}
-}
-
-// mdText escapes the backticks of text so that none starts a code span:
-// the text reads the same once rendered.
-func mdText(s string) string {
-	return strings.ReplaceAll(s, "`", "\\`")
 }
 
 // WriteSummary writes a short summary for the terminal: the rQPS table,
@@ -107,9 +59,11 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	printf := func(format string, a ...any) { b.WriteString(names.Clean(fmt.Sprintf(format, a...))) }
 	printf("%s\n\n", r.title())
 	rq := cleanSection(r.rqpsSection())
-	fmt.Fprintf(&b, "%s\n", rq.title)
-	writeTextTable(&b, rq)
-	for _, n := range rq.notes {
+	fmt.Fprintf(&b, "%s\n", rq.Title)
+	if err := report.WritePlainTable(&b, &rq); err != nil {
+		return err
+	}
+	for _, n := range rq.Notes {
 		fmt.Fprintf(&b, "%s\n", n)
 	}
 	for _, m := range r.Missing {
@@ -134,12 +88,12 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			if v := wl.version(c.Server); v != nil && v.CPUPerOpTest != nil && !v.CPUPerOpTest.Significant {
 				mark = " " + noise + " within noise"
 			}
-			printf("  %s: cpu/o %s → %s µs (%s, %s%%)%s\n", c.Server, f2(c.BaseMicrosPerOp), f2(c.TargetMicrosPerOp), sf2(d), sf2(pct), mark)
+			printf("  %s: cpu/o %s → %s µs (%s, %s%%)%s\n", c.Server, report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp), report.Signed(d), report.Signed(pct), mark)
 			if c.Attribution != nil {
 				var parts []string
 				for _, p := range c.Attribution.Parts {
 					if math.Round(p.DeltaMicrosPerOp*100) != 0 {
-						parts = append(parts, p.Subsystem+" "+sf2(p.DeltaMicrosPerOp))
+						parts = append(parts, p.Subsystem+" "+report.Signed(p.DeltaMicrosPerOp))
 					}
 				}
 				if len(parts) > 0 {
@@ -151,7 +105,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 				if i == 3 {
 					break
 				}
-				top = append(top, names.Shorten(f.Name, nameWidth)+" "+sf2(f.DeltaMicrosPerOp))
+				top = append(top, names.Shorten(f.Name, nameWidth)+" "+report.Signed(f.DeltaMicrosPerOp))
 			}
 			if len(top) > 0 {
 				printf("    largest self changes (µs/op): %s\n", strings.Join(top, ", "))
@@ -160,47 +114,4 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// writeTextTable writes an aligned plain-text table: numbers right-aligned,
-// a rule under the heading.
-func writeTextTable(b *bytes.Buffer, s section) {
-	width := make([]int, len(s.cols))
-	for i, c := range s.cols {
-		width[i] = textWidth(c.head)
-	}
-	for _, row := range s.rows {
-		for i, c := range row {
-			width[i] = max(width[i], textWidth(c.text)+2*c.level)
-		}
-	}
-	line := func(texts []string) {
-		var l strings.Builder
-		for i, t := range texts {
-			pad := strings.Repeat(" ", width[i]-textWidth(t))
-			if i > 0 {
-				l.WriteString("  ")
-			}
-			if s.cols[i].num {
-				l.WriteString(pad + t)
-			} else {
-				l.WriteString(t + pad)
-			}
-		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
-	}
-	head := make([]string, len(s.cols))
-	rule := make([]string, len(s.cols))
-	for i, c := range s.cols {
-		head[i], rule[i] = c.head, strings.Repeat("-", width[i])
-	}
-	line(head)
-	line(rule)
-	for _, row := range s.rows {
-		texts := make([]string, len(row))
-		for i, c := range row {
-			texts[i] = strings.Repeat("  ", c.level) + c.text
-		}
-		line(texts)
-	}
 }

@@ -62,3 +62,33 @@ func (c Completeness) Warning() string {
 	}
 	return fmt.Sprintf("%.2f%% of samples are in stacks that do not start at a thread root (truncated unwinding): callers' inclusive shares are understated by up to %.2f percentage points", c.IncompletePct, c.IncompletePct)
 }
+
+// Warnings are the sentences a report prints about the figures of the
+// profile, without its label: the stack completeness warning (see
+// Completeness.Warning) when some stacks do not start at a thread root;
+// none when nothing is wrong. Every command and page that reports on a
+// profile prints these, so that they say it in the same words.
+func (s *Summary) Warnings() []string {
+	var out []string
+	if c := s.Completeness; c != nil {
+		if w := c.Warning(); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// LabelledWarnings are the Warnings of each profile, each after the
+// profile's label: "11.8: 2.17% of samples are in stacks ...".
+func LabelledWarnings(sums []*Summary) []string {
+	var out []string
+	for _, s := range sums {
+		for _, w := range s.Warnings() {
+			out = append(out, s.Profile.Label+": "+w)
+		}
+	}
+	return out
+}
+
+// Warnings are the LabelledWarnings of the result's profiles, base first.
+func (r *Result) Warnings() []string { return LabelledWarnings(r.Summaries) }

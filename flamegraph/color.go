@@ -22,7 +22,7 @@ func unit(s string) (float64, float64, float64) {
 	return f(x), f(x >> 16), f(x >> 32)
 }
 
-// seed is what a frame's colour is drawn from: its name with --hash, so
+// seed is what a frame's colour is drawn from: its name with Options.Hash, so
 // that every frame of a name has the same colour; otherwise the name and
 // position, so that neighbours differ as in flamegraph.pl's random colours,
 // but the same input still gives the same picture.

@@ -3,34 +3,21 @@ package flamegraph
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"html/template"
 	"io"
 
 	"github.com/flamediff/flamediff/internal/names"
 )
 
-// Column is one column of a Table: its heading and whether it holds
-// numbers (right-aligned).
-type Column struct {
-	Head    string
-	Numeric bool
-}
-
-// Table is one titled table of a Page, with sentences printed after it.
-type Table struct {
-	Title   string
-	Columns []Column
-	Rows    [][]string
-	Notes   []string
-}
-
 // Page is a self-contained HTML report: a title, a flame graph drawn
 // inline, tables, then notes.
 type Page struct {
-	Title  string
-	Graph  *Graph
-	Tables []Table
+	Title string
+	Graph *Graph
+	// Tables is HTML the caller wrote (flamediff's report layer writes the
+	// report's tables), inserted as it is after the graph: it must be
+	// escaped and self-contained.
+	Tables template.HTML
 	Notes  []string
 }
 
@@ -58,32 +45,15 @@ p.note { color: #444; font-size: 0.9em; overflow-wrap: anywhere; }
 {{if .SVG}}<div class="graph">
 {{.SVG}}</div>
 <p class="note">Hover a frame for its figures, click to zoom (Reset Zoom undoes it), Search or Ctrl-F to highlight frames by regular expression; the address keeps zoom and search.</p>
-{{end}}{{range .Tables}}<h2>{{.Title}}</h2>
-<table>
-<thead><tr>{{range .Columns}}<th{{if .Numeric}} class="num"{{end}}>{{.Head}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Cells}}<tr>{{range .}}<td class="{{if .Numeric}}num{{else}}name{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-{{range .Notes}}<p class="note">{{.}}</p>
-{{end}}{{end}}{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}{{.Tables}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}</body>
 </html>
 `))
 
-// CellWidth is the most runes a name in a cell of a non-numeric column
-// shows: a longer one (a C++ name can run to thousands of characters) is
-// shortened in the middle (names.ShortenChain: each function of a chain
-// "a → b" on its own), with the whole text as the cell's tooltip, so that
-// one name does not push a table off the page.
-const CellWidth = names.Width
-
 // WritePage writes p as one HTML document with everything inline (styles,
-// the SVG and its script): no external file or network access. Table cells,
-// titles and notes are cleaned (invalid UTF-8 replaced as names.Clean does,
-// as in the SVG) and HTML-escaped; cells of non-numeric columns are
-// shortened to CellWidth runes. A row may not have more cells than its
-// table has columns.
+// the SVG and its script): no external file or network access. The title
+// and notes are cleaned (invalid UTF-8 replaced as names.Clean does, as in
+// the SVG) and HTML-escaped; the tables are inserted as they are.
 func WritePage(w io.Writer, p Page) error {
 	var svg bytes.Buffer
 	if p.Graph != nil {
@@ -93,69 +63,12 @@ func WritePage(w io.Writer, p Page) error {
 			return err
 		}
 	}
-	for _, t := range p.Tables {
-		for _, r := range t.Rows {
-			if len(r) > len(t.Columns) {
-				return fmt.Errorf("html page: table %q: a row has %d cells for %d columns", t.Title, len(r), len(t.Columns))
-			}
-		}
-	}
-	p = cleanPage(p)
-	type pageCell struct {
-		Text, Title string
-		Numeric     bool
-	}
-	type pageTable struct {
-		Table
-		Cells [][]pageCell
-	}
+	p.Title = names.Clean(p.Title)
+	p.Notes = names.CleanAll(p.Notes)
 	data := struct {
 		Page
-		Tables []pageTable
 		// SVG is our own output, every name in it escaped (see WriteSVG).
 		SVG template.HTML
 	}{Page: p, SVG: template.HTML(svg.String())} // #nosec G203 -- escaped by writeSVG
-	for _, t := range p.Tables {
-		pt := pageTable{Table: t}
-		for _, r := range t.Rows {
-			cells := make([]pageCell, len(r))
-			for i, c := range r {
-				cells[i] = pageCell{Text: c, Numeric: t.Columns[i].Numeric}
-				if !cells[i].Numeric {
-					if short := names.ShortenChain(c, CellWidth); short != c {
-						cells[i].Text, cells[i].Title = short, c
-					}
-				}
-			}
-			pt.Cells = append(pt.Cells, cells)
-		}
-		data.Tables = append(data.Tables, pt)
-	}
 	return pageTemplate.Execute(w, data)
-}
-
-// cleanPage returns a copy of p whose text is valid UTF-8 (names.Clean);
-// the graph cleans its own names.
-func cleanPage(p Page) Page {
-	p.Title = names.Clean(p.Title)
-	p.Notes = names.CleanAll(p.Notes)
-	tables := make([]Table, len(p.Tables))
-	for i, t := range p.Tables {
-		t.Title = names.Clean(t.Title)
-		t.Notes = names.CleanAll(t.Notes)
-		cols := make([]Column, len(t.Columns))
-		for j, c := range t.Columns {
-			c.Head = names.Clean(c.Head)
-			cols[j] = c
-		}
-		t.Columns = cols
-		rows := make([][]string, len(t.Rows))
-		for j, r := range t.Rows {
-			rows[j] = names.CleanAll(r)
-		}
-		t.Rows = rows
-		tables[i] = t
-	}
-	p.Tables = tables
-	return p
 }

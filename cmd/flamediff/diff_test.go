@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/report"
 )
 
 func TestDiffGolden(t *testing.T) {
@@ -141,7 +142,7 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var got jsonDiff
+	var got report.JSONDiff
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/flamegraph"
+	"github.com/flamediff/flamediff/report"
 )
 
 // HTMLOptions are the inputs of `flamediff html`.
@@ -104,57 +105,45 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 	dopts := mapOptions(in.m, diff.Options{IncludeThreads: opts.Threads, Roots: roots, Depth: opts.Depth,
 		KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse, CollapseThreshold: opts.CollapseThreshold,
 		Labels: in.labels})
-	var doc *document
+	ro := report.Options{Format: report.FormatHTML, Top: opts.Top, Explain: opts.Explain, CollapseFlags: collapseFlags}
+	var doc *report.Document
 	if opts.Diff {
 		r, err := diff.Compute(in.ps[0], in.ps[1:], dopts)
 		if err != nil {
 			return fmt.Errorf("html: %w", err)
 		}
-		doc = diffDocument(r, in.expls, opts.Top, opts.Explain, completenessWarnings(r.Summaries), formatHTML)
+		ro.Warnings = r.Warnings()
+		doc = report.Diff(r, in.expls, ro)
 	} else {
 		sum := diff.Summarize(in.ps[0], dopts)
-		doc = reportDocument(sum, in.expls[0], opts.Top, opts.Explain, completenessWarnings([]*diff.Summary{sum}), formatHTML)
+		ro.Warnings = diff.LabelledWarnings([]*diff.Summary{sum})
+		doc = report.Profile(sum, in.expls[0], ro)
+	}
+	page, err := htmlPage(doc, g)
+	if err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	if err := flamegraph.WritePage(&buf, htmlPage(doc, g)); err != nil {
+	if err := flamegraph.WritePage(&buf, page); err != nil {
 		return err
 	}
 	return writeOutput(opts.IO, out, buf.Bytes())
 }
 
-// completenessWarnings are the stack completeness warnings of the profiles.
-func completenessWarnings(sums []*diff.Summary) []string {
-	var out []string
-	for _, s := range sums {
-		if c := s.Completeness; c != nil {
-			if w := c.Warning(); w != "" {
-				out = append(out, fmt.Sprintf("warning: %s: %s", s.Profile.Label, w))
-			}
-		}
+// htmlPage turns a report document into a page around the graph: its
+// tables in monospace cells that keep their indentation, names shortened
+// with the whole name as tooltip.
+func htmlPage(d *report.Document, g *flamegraph.Graph) (flamegraph.Page, error) {
+	tables, err := report.HTMLTables(d.Sections, report.HTMLOptions{Heading: "h2", Indent: "  ", Shorten: true})
+	if err != nil {
+		return flamegraph.Page{}, err
 	}
-	return out
-}
-
-// htmlPage turns a report document into a page around the graph.
-func htmlPage(d *document, g *flamegraph.Graph) flamegraph.Page {
-	p := flamegraph.Page{Title: d.title, Graph: g, Notes: d.notes}
+	p := flamegraph.Page{Title: d.Title, Graph: g, Tables: tables, Notes: d.Notes}
 	if p.Title == "" {
 		p.Title = g.Title()
-	}
-	for _, s := range d.sections {
-		t := flamegraph.Table{Title: s.title, Rows: s.rows, Notes: s.notes}
-		for _, c := range s.cols {
-			t.Columns = append(t.Columns, flamegraph.Column{Head: c.head, Numeric: c.num})
-		}
-		for i, r := range t.Rows {
-			if len(r) < len(t.Columns) {
-				t.Rows[i] = append(r, make([]string, len(t.Columns)-len(r))...)
-			}
-		}
-		p.Tables = append(p.Tables, t)
 	}
 	for i, n := range p.Notes {
 		p.Notes[i] = strings.TrimSpace(n)
 	}
-	return p
+	return p, nil
 }

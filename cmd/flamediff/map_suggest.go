@@ -9,6 +9,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
@@ -186,8 +187,8 @@ const suggestTop = 5
 // with functions of a meaningful share in one profile only: its top
 // proposals, or a note that there are none. labels are the profiles'
 // labels, base first.
-func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]section, error) {
-	var out []section
+func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]report.Section, error) {
+	var out []report.Section
 	for i := 1; i < len(raw); i++ {
 		sug, err := suggest.Compute(m, raw[0], raw[i], suggest.Options{})
 		if err != nil {
@@ -197,11 +198,11 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 		if sug.Before == 0 {
 			continue
 		}
-		sec := section{
-			title: fmt.Sprintf("Suggested map rules, %s vs %s (top %d of %d; all, as YAML: flamediff map suggest BASE TARGET)",
+		sec := report.Section{
+			Title: fmt.Sprintf("Suggested map rules, %s vs %s (top %d of %d; all, as YAML: flamediff map suggest BASE TARGET)",
 				labels[0], labels[i], min(suggestTop, len(sug.Proposals)), len(sug.Proposals)),
-			cols: []column{{"#", true}, {"score", true}, {"rule", false}, {"evidence", false}},
-			notes: []string{fmt.Sprintf("%s held %.2f%% or more of the samples in one profile only; %d %s left unpaired once all the proposed rules are applied.",
+			Columns: []report.Column{report.NumColumn("#"), report.NumColumn("score"), report.TextColumn("rule"), report.TextColumn("evidence")},
+			Notes: []string{fmt.Sprintf("%s held %.2f%% or more of the samples in one profile only; %d %s left unpaired once all the proposed rules are applied.",
 				names.Plural(sug.Before, "function"), sug.Options.MinShare, len(sug.Unpaired), isAre(len(sug.Unpaired)))},
 		}
 		// The best first, numbered in the order found (#N), as map suggest
@@ -210,14 +211,14 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 			if k == suggestTop {
 				break
 			}
-			sec.rows = append(sec.rows, []string{fmt.Sprint(j + 1), f2(sug.Proposals[j].Score), ruleText(sug.Proposals[j]), sug.Describe(j)})
+			sec.AddRow(fmt.Sprint(j+1), report.F2(sug.Proposals[j].Score), ruleText(sug.Proposals[j]), sug.Describe(j))
 		}
-		if len(sec.rows) == 0 {
-			sec.cols = []column{{"function", false}, {"only in", false}, {"incl %", true}}
-			sec.notes = nil
-			sec.title = fmt.Sprintf("No map rule to suggest, %s vs %s: these functions hold %.2f%% or more in one profile only", labels[0], labels[i], sug.Options.MinShare)
+		if len(sec.Rows) == 0 {
+			sec.Columns = []report.Column{report.TextColumn("function"), report.TextColumn("only in"), report.NumColumn("incl %")}
+			sec.Notes = nil
+			sec.Title = fmt.Sprintf("No map rule to suggest, %s vs %s: these functions hold %.2f%% or more in one profile only", labels[0], labels[i], sug.Options.MinShare)
 			for _, u := range sug.Unpaired {
-				sec.rows = append(sec.rows, []string{u.Name, sug.Label(u.Side), f2(u.Share)})
+				sec.AddRow(u.Name, sug.Label(u.Side), report.F2(u.Share))
 			}
 		}
 		out = append(out, sec)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 )
 
 // TestNamesInEveryOutput: invalid UTF-8 becomes U+FFFD the same way in every
@@ -199,11 +200,11 @@ func TestOneRounding(t *testing.T) {
 			if len(cells) != 8 {
 				t.Fatalf("subsystem row %q", line)
 			}
-			if d := num(cells[2]) - num(cells[1]); strings.TrimSpace(sf2(d)) != cells[3] {
-				t.Errorf("%s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], sf2(d))
+			if d := num(cells[2]) - num(cells[1]); strings.TrimSpace(report.Signed(d)) != cells[3] {
+				t.Errorf("%s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], report.Signed(d))
 			}
-			if d := num(cells[6]) - num(cells[5]); sf2(d) != cells[7] {
-				t.Errorf("%s: Δµs/op %s, but %s − %s = %s", cells[0], cells[7], cells[6], cells[5], sf2(d))
+			if d := num(cells[6]) - num(cells[5]); report.Signed(d) != cells[7] {
+				t.Errorf("%s: Δµs/op %s, but %s − %s = %s", cells[0], cells[7], cells[6], cells[5], report.Signed(d))
 			}
 			subsystemDelta[cells[0]] = cells[7]
 			checked++
@@ -211,8 +212,8 @@ func TestOneRounding(t *testing.T) {
 			if len(cells) != 4 {
 				continue
 			}
-			if d := num(cells[2]) - num(cells[1]); sf2(d) != cells[3] {
-				t.Errorf("subtree row %s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], sf2(d))
+			if d := num(cells[2]) - num(cells[1]); report.Signed(d) != cells[3] {
+				t.Errorf("subtree row %s: Δpp %s, but %s − %s = %s", cells[0], cells[3], cells[2], cells[1], report.Signed(d))
 			}
 			checked++
 		}

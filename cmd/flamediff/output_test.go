@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"flag"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,41 +91,6 @@ func TestCheckFormat(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "table, json, csv, markdown") {
 			t.Errorf("checkFormat(%q) = %v, want the allowed values named", tt.format, err)
-		}
-	}
-}
-
-func TestMarkdownTable(t *testing.T) {
-	var b bytes.Buffer
-	writeMarkdownTable(&b, section{
-		cols: []column{{"function", false}, {"%", true}},
-		rows: [][]string{{mdName("operator|", 1), "1.00"}, {mdName("std::vector<int>", 0), "2.00"}},
-	})
-	want := "| function | % |\n|---|---:|\n| \u00a0\u00a0`operator\\|` | 1.00 |\n| `std::vector<int>` | 2.00 |\n"
-	if b.String() != want {
-		t.Errorf("writeMarkdownTable() =\n%q\nwant\n%q", b.String(), want)
-	}
-}
-
-func TestRatioText(t *testing.T) {
-	tests := []struct {
-		r          float64
-		text, csv  string
-		jsonIsNull bool
-	}{
-		{2, "2.00", "2.0000", false},
-		{math.Inf(1), "new", "inf", true},
-		{math.NaN(), "-", "", true},
-	}
-	for _, tt := range tests {
-		if got := ratioText(tt.r); got != tt.text {
-			t.Errorf("ratioText(%v) = %q, want %q", tt.r, got, tt.text)
-		}
-		if got := ratioCSV(tt.r); got != tt.csv {
-			t.Errorf("ratioCSV(%v) = %q, want %q", tt.r, got, tt.csv)
-		}
-		if got := ratioJSON(tt.r); (got == nil) != tt.jsonIsNull {
-			t.Errorf("ratioJSON(%v) = %v, want null %v", tt.r, got, tt.jsonIsNull)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 
 	"github.com/flamediff/flamediff/internal/textdist"
@@ -168,29 +169,22 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	dopts := diffOptions(m, &opts.commonFlags, roots)
 	dopts.Labels = []string{profileLabel(p, opts.Profile)}
 	sum := diff.Summarize(p, dopts)
-	var warnings []string
-	if sum.Completeness != nil {
-		if w := sum.Completeness.Warning(); w != "" {
-			warnings = append(warnings, "warning: "+w)
-		}
-	}
+	ro := opts.reportOptions(sum.Warnings())
 	var buf bytes.Buffer
 	switch opts.Format {
 	case formatJSON:
-		err = writeJSON(&buf, reportJSON(sum, expl, opts.Top, opts.Explain, warnings))
+		err = report.WriteJSON(&buf, report.ProfileJSON(sum, expl, ro))
 	case formatCSV:
-		err = writeCSV(&buf, reportCSVHeader, reportCSVRows(sum, opts.Top))
-		for _, w := range warnings {
-			fmt.Fprintf(s.ErrOut, "flamediff: %s\n", w)
-		}
+		err = report.ProfileCSV(&buf, sum, opts.Top)
+		printWarnings(s, ro.Warnings)
 		if opts.Explain {
-			err2 := writeDocument(s.ErrOut, formatTable, &document{sections: []section{rewritesSection("Rewrites", expl, opts.Format)}})
+			err2 := report.WriteText(s.ErrOut, &report.Document{Sections: []report.Section{report.Rewrites("Rewrites", expl, report.FormatTable)}})
 			if err == nil {
 				err = err2
 			}
 		}
 	default:
-		err = writeDocument(&buf, opts.Format, reportDocument(sum, expl, opts.Top, opts.Explain, warnings, opts.Format))
+		err = writeDocument(&buf, opts.Format, report.Profile(sum, expl, ro))
 	}
 	if err != nil {
 		return err
@@ -287,248 +281,4 @@ func closest(want string, names []string, n int) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-func top[T any](xs []T, n int) []T {
-	if n > 0 && len(xs) > n {
-		return xs[:n]
-	}
-	return xs
-}
-
-// nameCell formats a function name (or a chain "a → b") for the table,
-// markdown or HTML output: invalid UTF-8 replaced and, in tables and
-// markdown, each name longer than names.Width runes shortened in the middle
-// (the HTML page shortens them itself, with the whole name as tooltip;
-// JSON and CSV keep names whole).
-func nameCell(format, name string, level int) string {
-	switch format {
-	case formatMarkdown:
-		return mdName(names.ShortenChain(name, names.Width), level)
-	case formatHTML:
-		return treeName(names.Clean(name), level)
-	}
-	return treeName(names.ShortenChain(name, names.Width), level)
-}
-
-// rowCell formats a subtree row's name (a function, or a chain "a → b";
-// a chain of more than 4 functions shows its first two and its last) and,
-// when a chain's end has less than its start, the end's share(s):
-// "a → b (end 66.43%)".
-func rowCell(format, name string, chain []string, level int, end []float64) string {
-	label := name
-	switch {
-	case len(chain) > 4:
-		label = fmt.Sprintf("%s → %s → … → %s", chain[0], chain[1], chain[len(chain)-1])
-	case len(chain) > 1:
-		label = strings.Join(chain, " → ")
-	}
-	cell := nameCell(format, label, level)
-	if len(end) == 0 {
-		return cell
-	}
-	pcts := make([]string, len(end))
-	for i, e := range end {
-		pcts[i] = f2(e) + "%"
-	}
-	return cell + " (end " + strings.Join(pcts, ", ") + ")"
-}
-
-// subtreeNotes explain the transparent unresolved frames and the chains of
-// a breakdown, when it has any.
-func subtreeNotes(skipped, chains bool, threshold float64) []string {
-	var notes []string
-	if skipped {
-		notes = append(notes, "Unresolved frames ([mariadbd], [libc.so.6], ...) are looked through: their callees sit under the nearest named caller, and "+
-			diff.UnresolvedName+" rows hold the stacks that end inside them (--keep-unresolved shows them as rows).")
-	}
-	if chains {
-		notes = append(notes, fmt.Sprintf("a → b: b holds at least %g%% of a, shown as one row with a's value and b's callees; \"end\" is b's share when it differs (--no-collapse shows every level).", threshold*100))
-	}
-	return notes
-}
-
-// runSection is the per-op block: one row per profile.
-func runSection(sums []*diff.Summary, format string) section {
-	s := section{
-		title: "Run",
-		cols: []column{{"profile", false}, {"unit", false}, {"total", true}, {"cpu s", true}, {"ops", true},
-			{"QPS", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}},
-	}
-	for _, sum := range sums {
-		f := sum.Profile
-		row := []string{f.Label, f.CountUnit, itoa(f.Total), "-", "-", "-", "-", "-", "-"}
-		if f.HasPerOp {
-			row[3], row[4], row[7] = f2(f.CPUSeconds), itoa(f.Operations), f2(f.MicrosPerOp)
-		}
-		if f.QPS > 0 {
-			row[5] = f2(f.QPS)
-		}
-		if f.RelativeQPS > 0 {
-			row[6] = f2(f.RelativeQPS)
-		}
-		if f.HasCtxSwitches {
-			row[8] = f2(f.CtxSwitchesPerOp)
-		}
-		if format == formatMarkdown {
-			row[0] = "`" + row[0] + "`"
-		}
-		s.rows = append(s.rows, row)
-	}
-	return s
-}
-
-func rewritesSection(title string, e *symbolmap.Explanation, format string) section {
-	s := section{title: title, cols: []column{{"original", false}, {"result", false}, {"rule", false}, {"value", true}}}
-	if e != nil {
-		for _, r := range e.Rewrites {
-			res := r.Result
-			if res == "" {
-				res = "(elided)"
-			}
-			s.rows = append(s.rows, []string{nameCell(format, r.Original, 0), nameCell(format, res, 0), r.Rule, itoa(r.Value)})
-		}
-	}
-	if len(s.rows) == 0 {
-		s.notes = append(s.notes, "no symbol was rewritten")
-	}
-	return s
-}
-
-func reportDocument(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain bool, warnings []string, format string) *document {
-	d := &document{title: fmt.Sprintf("Profile %s: %d %s", sum.Profile.Label, sum.Profile.Total, sum.Profile.CountUnit)}
-	perOp := sum.Profile.HasPerOp
-	d.sections = append(d.sections, runSection([]*diff.Summary{sum}, format))
-	fs := section{
-		title: fmt.Sprintf("Functions (%d of %d, by inclusive share)", len(top(sum.Functions, n)), len(sum.Functions)),
-		cols:  []column{{"function", false}, {"inclusive", true}, {"self", true}, {"incl %", true}, {"self %", true}},
-	}
-	if perOp {
-		fs.cols = append(fs.cols, column{"incl µs/op", true}, column{"self µs/op", true})
-	}
-	for _, f := range top(sum.Functions, n) {
-		row := []string{nameCell(format, f.Name, 0), itoa(f.Inclusive), itoa(f.Self), f2(f.InclusivePct), f2(f.SelfPct)}
-		if perOp {
-			row = append(row, f2(f.InclusiveMicrosPerOp), f2(f.SelfMicrosPerOp))
-		}
-		fs.rows = append(fs.rows, row)
-	}
-	d.sections = append(d.sections, fs)
-	if sum.Subsystems != nil {
-		ss := section{title: "Subsystems", cols: []column{{"subsystem", false}, {"value", true}, {"%", true}}}
-		if perOp {
-			ss.cols = append(ss.cols, column{"µs/op", true})
-		}
-		for _, sub := range sum.Subsystems {
-			row := []string{sub.Name, itoa(sub.Value), f2(sub.Pct)}
-			if perOp {
-				row = append(row, f2(sub.MicrosPerOp))
-			}
-			ss.rows = append(ss.rows, row)
-		}
-		d.sections = append(d.sections, ss)
-	}
-	for _, t := range sum.Subtrees {
-		ts := section{
-			title: fmt.Sprintf("Subtree %s (depth %d)", noteName(format)(t.Root.Name), t.Depth),
-			cols:  []column{{"function", false}, {"value", true}, {"self", true}, {"% of total", true}, {"% of root", true}},
-			notes: []string{t.SummaryWith(0, noteName(format))},
-		}
-		if perOp {
-			ts.cols = append(ts.cols, column{"µs/op", true})
-		}
-		chains := false
-		t.Walk(func(_ []string, level int, nd *diff.Node) {
-			chains = chains || nd.Chain != nil
-			var end []float64
-			if nd.EndValue != nd.Value {
-				end = []float64{nd.EndPct}
-			}
-			row := []string{rowCell(format, nd.Name, nd.Chain, level, end), itoa(nd.Value), itoa(nd.Self), f2(nd.Pct), f2(nd.PctOfRoot)}
-			if perOp {
-				row = append(row, f2(nd.Pct/100*sum.Profile.MicrosPerOp))
-			}
-			ts.rows = append(ts.rows, row)
-		})
-		ts.notes = append(ts.notes, subtreeNotes(t.SkippedUnresolved, chains, t.Threshold)...)
-		d.sections = append(d.sections, ts)
-	}
-	if explain {
-		d.sections = append(d.sections, rewritesSection("Rewrites", expl, format))
-	}
-	if sum.PerOpMissing != "" {
-		d.notes = append(d.notes, "note: "+sum.PerOpMissing)
-	}
-	d.notes = append(d.notes, warnings...)
-	return d
-}
-
-// reportCSVHeader is the one header row of `report --format csv`. Every row
-// has a kind: function, subsystem or subtree (name is then the path from the
-// root, joined by ';'). Cells that do not apply to a kind are empty.
-// For a subtree row that merges a pass-through chain, chain lists its
-// functions joined by ';' and chain_end_pct is the share of the chain's end.
-var reportCSVHeader = []string{"kind", "name", "inclusive", "self", "inclusive_pct", "self_pct", "pct_of_root", "inclusive_us_per_op", "self_us_per_op", "chain", "chain_end_pct"}
-
-func reportCSVRows(sum *diff.Summary, n int) [][]string {
-	perOp := sum.Profile.HasPerOp
-	var rows [][]string
-	for _, f := range top(sum.Functions, n) {
-		rows = append(rows, []string{"function", f.Name, itoa(f.Inclusive), itoa(f.Self), f2(f.InclusivePct), f2(f.SelfPct), "",
-			optf2(perOp, f.InclusiveMicrosPerOp), optf2(perOp, f.SelfMicrosPerOp), "", ""})
-	}
-	for _, sub := range sum.Subsystems {
-		rows = append(rows, []string{"subsystem", sub.Name, itoa(sub.Value), "", f2(sub.Pct), "", "", optf2(perOp, sub.MicrosPerOp), "", "", ""})
-	}
-	for _, t := range sum.Subtrees {
-		t.Walk(func(path []string, _ int, nd *diff.Node) {
-			rows = append(rows, []string{"subtree", strings.Join(path, ";"), itoa(nd.Value), itoa(nd.Self), f2(nd.Pct), "", f2(nd.PctOfRoot),
-				optf2(perOp, nd.Pct/100*sum.Profile.MicrosPerOp), "", strings.Join(nd.Chain, ";"), optf2(nd.Chain != nil, nd.EndPct)})
-		})
-	}
-	return rows
-}
-
-func reportJSON(sum *diff.Summary, expl *symbolmap.Explanation, n int, explain bool, warnings []string) *jsonReport {
-	perOp := sum.Profile.HasPerOp
-	j := &jsonReport{
-		Profile:        toJSONProfile(sum),
-		PerOpMissing:   sum.PerOpMissing,
-		FunctionsTotal: len(sum.Functions),
-		Functions:      []jsonFunction{},
-		Warnings:       warnings,
-	}
-	for _, f := range top(sum.Functions, n) {
-		j.Functions = append(j.Functions, jsonFunction{Name: f.Name,
-			jsonShare: toJSONShare(f.Inclusive, f.Self, f.InclusivePct, f.SelfPct, f.InclusiveMicrosPerOp, f.SelfMicrosPerOp, perOp)})
-	}
-	for _, sub := range sum.Subsystems {
-		j.Subsystems = append(j.Subsystems, jsonSubsystem{Name: sub.Name, Value: sub.Value, Pct: sub.Pct, MicrosPerOp: fptr(perOp, sub.MicrosPerOp)})
-	}
-	for _, t := range sum.Subtrees {
-		js := jsonSubtree{Root: t.Root.Name, Depth: t.Depth, Summary: t.Summary(0)}
-		t.Walk(func(path []string, level int, nd *diff.Node) {
-			jn := jsonNode{Path: path, Level: level, Value: nd.Value, Self: nd.Self, Pct: nd.Pct, PctOfRoot: nd.PctOfRoot,
-				Chain: nd.Chain, Unresolved: nd.Unresolved}
-			if nd.Chain != nil {
-				ev := nd.EndValue
-				jn.EndValue, jn.EndPct = &ev, fptr(true, nd.EndPct)
-			}
-			js.Nodes = append(js.Nodes, jn)
-		})
-		j.Subtrees = append(j.Subtrees, js)
-	}
-	if explain {
-		j.Rewrites = toJSONRewrites(expl)
-	}
-	return j
-}
-
-// noteName formats a function name in a sentence under a table: shortened
-// like the table's cells (the HTML page's notes wrap and keep it whole).
-func noteName(format string) func(string) string {
-	if format == formatHTML {
-		return names.Clean
-	}
-	return func(s string) string { return names.Shorten(s, names.Width) }
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -277,7 +278,7 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var got jsonReport
+	var got report.JSONReport
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
