@@ -16,6 +16,28 @@ import (
 // into an empty report or replaces an earlier output.
 var ErrNoSamples = errors.New("no samples")
 
+// NoSamplesError is the error of Parse for an input that holds no samples.
+// It wraps ErrNoSamples and reads "NAME: no samples (REASON)".
+type NoSamplesError struct {
+	// Name is the input as Parse was told to name it.
+	Name string
+	// Reason says what was read instead: "the input is empty", "1 stack,
+	// every count 0", "no sample of event \"cycles\"".
+	Reason string
+	// Event is the event samples were kept of when the input's samples
+	// were filtered by event (fold.ParseOptions.Perf.EventFilter, or the
+	// first event seen) and none was left: a caller may say how to choose
+	// another. Empty otherwise.
+	Event string
+}
+
+func (e *NoSamplesError) Error() string {
+	return fmt.Sprintf("%s: %s (%s)", e.Name, ErrNoSamples, e.Reason)
+}
+
+// Unwrap returns ErrNoSamples.
+func (e *NoSamplesError) Unwrap() error { return ErrNoSamples }
+
 // ParseFile parses the profile file at path (see Parse). Its errors name
 // the path: "profile PATH: no such file or directory".
 func ParseFile(path string, opts fold.ParseOptions) (*fold.Profile, error) {
@@ -28,8 +50,8 @@ func ParseFile(path string, opts fold.ParseOptions) (*fold.Profile, error) {
 }
 
 // Parse parses r, naming it in errors as NAME:LINE: when the error has a
-// line. A profile without samples is an error wrapping ErrNoSamples that
-// says what was read instead.
+// line. A profile without samples is a *NoSamplesError that says what was
+// read instead.
 func Parse(name string, r io.Reader, opts fold.ParseOptions) (*fold.Profile, error) {
 	cr := &countingReader{r: r}
 	p, err := fold.Parse(cr, opts)
@@ -41,28 +63,31 @@ func Parse(name string, r io.Reader, opts fold.ParseOptions) (*fold.Profile, err
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if p.Total() == 0 {
-		return nil, fmt.Errorf("%s: %w (%s)", name, ErrNoSamples, noSamplesReason(p, cr.n, opts))
+		return nil, noSamples(name, p, cr.n, opts)
 	}
 	return p, nil
 }
 
-// noSamplesReason says why a parsed profile holds no samples.
-func noSamplesReason(p *fold.Profile, read int64, opts fold.ParseOptions) string {
+// noSamples says why a parsed profile holds no samples.
+func noSamples(name string, p *fold.Profile, read int64, opts fold.ParseOptions) *NoSamplesError {
+	e := &NoSamplesError{Name: name}
 	switch {
 	case read == 0:
-		return "the input is empty"
+		e.Reason = "the input is empty"
 	case p.FilteredEvents || opts.Perf.EventFilter != "":
-		ev := opts.Perf.EventFilter
-		if ev == "" {
-			ev = p.Event
+		e.Event = opts.Perf.EventFilter
+		if e.Event == "" {
+			e.Event = p.Event
 		}
-		return fmt.Sprintf("no sample of event %q; choose another with --event-filter", ev)
+		e.Reason = fmt.Sprintf("no sample of event %q", e.Event)
 	case p.Skipped > 0:
-		return fmt.Sprintf("%s could not be parsed, first: %s", names.Plural(p.Skipped, "line"), p.SkippedFirst)
+		e.Reason = fmt.Sprintf("%s could not be parsed, first: %s", names.Plural(p.Skipped, "line"), p.SkippedFirst)
 	case len(p.Stacks) > 0:
-		return fmt.Sprintf("%s, every count 0", names.Plural(len(p.Stacks), "stack"))
+		e.Reason = fmt.Sprintf("%s, every count 0", names.Plural(len(p.Stacks), "stack"))
+	default:
+		e.Reason = fmt.Sprintf("blank lines and comments, no stack, in %d bytes", read)
 	}
-	return fmt.Sprintf("blank lines and comments, no stack, in %d bytes", read)
+	return e
 }
 
 // countingReader counts the bytes read through it.

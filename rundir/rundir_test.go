@@ -121,3 +121,32 @@ func TestCheck(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestParseNoSamples: an input without samples is a *NoSamplesError that
+// says what was read, and names the event when samples were filtered by
+// event, without naming any flag.
+func TestParseNoSamples(t *testing.T) {
+	perf := "mariadbd 100/101 1.000000: cpu-clock: \n\t  7f0 f (/x)\n\n"
+	for _, tc := range []struct {
+		name, in, filter string
+		want, event      string
+	}{
+		{"empty", "", "", "in: no samples (the input is empty)", ""},
+		{"comments", "# nothing\n\n", "", "in: no samples (blank lines and comments, no stack, in 11 bytes)", ""},
+		{"zero counts", "a;b 0\n", "", "in: no samples (1 stack, every count 0)", ""},
+		{"other event", perf, "cycles", `in: no samples (no sample of event "cycles")`, "cycles"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := fold.ParseOptions{}
+			opts.Perf.EventFilter = tc.filter
+			_, err := Parse("in", strings.NewReader(tc.in), opts)
+			var ne *NoSamplesError
+			if !errors.As(err, &ne) || !errors.Is(err, ErrNoSamples) {
+				t.Fatalf("Parse(%q) = %v, want a *NoSamplesError", tc.in, err)
+			}
+			if err.Error() != tc.want || ne.Event != tc.event {
+				t.Errorf("Parse(%q) = %q (event %q), want %q (event %q)", tc.in, err, ne.Event, tc.want, tc.event)
+			}
+		})
+	}
+}

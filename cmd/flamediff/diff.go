@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/diff"
-	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
-	"github.com/flamediff/flamediff/symbolmap"
 )
 
 // DiffOptions are the inputs of `flamediff diff`.
@@ -22,8 +20,8 @@ type DiffOptions struct {
 	Base    string
 	Targets []string
 	commonFlags
-	// Load reads a profile; nil means loadProfile.
-	Load profileLoader
+	// Load reads a profile; nil means input.Loader on IO.In.
+	Load input.LoadFunc
 	// Suggest prints proposed map rules under the tables (map_suggest.go).
 	Suggest bool
 }
@@ -85,31 +83,22 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	raw, err := loadRaw(ctx, s, opts.Load, paths, opts.parseOptions())
+	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, paths, opts.parseOptions())
 	if err != nil {
 		return err
 	}
-	ps := make([]*fold.Profile, len(paths))
-	expls := make([]*symbolmap.Explanation, len(paths))
-	labels := make([]string, len(paths))
-	for i, p := range raw {
-		ps[i], expls[i] = applyMap(m, p)
-		labels[i] = profileLabel(ps[i], paths[i])
-	}
-	roots, err := resolveRoots(opts.Roots, ps, expls)
+	roots, err := resolveRoots(in, opts.Roots)
 	if err != nil {
 		return err
 	}
-	dopts := diffOptions(m, &opts.commonFlags, roots)
-	dopts.Labels = labels
-	r, err := diff.Compute(ps[0], ps[1:], dopts)
+	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], opts.diffOptions(in, roots))
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
 	ro := opts.reportOptions(r.Warnings())
 	var suggest []report.Section
 	if opts.Suggest {
-		if suggest, err = suggestSections(m, raw, labels); err != nil {
+		if suggest, err = suggestSections(m, in.Raw, in.Labels); err != nil {
 			return err
 		}
 		if opts.Format == formatJSON || opts.Format == formatCSV {
@@ -121,13 +110,13 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	var buf bytes.Buffer
 	switch opts.Format {
 	case formatJSON:
-		err = report.WriteJSON(&buf, report.DiffJSON(r, expls, ro))
+		err = report.WriteJSON(&buf, report.DiffJSON(r, in.Explanations, ro))
 	case formatCSV:
 		err = report.DiffCSV(&buf, r, opts.Top)
 		printWarnings(s, ro.Warnings)
 		if opts.Explain {
 			d := &report.Document{}
-			for i, e := range expls {
+			for i, e := range in.Explanations {
 				d.Sections = append(d.Sections, report.Rewrites("Rewrites in "+r.Summaries[i].Profile.Label, e, report.FormatTable))
 			}
 			if err2 := report.WriteText(s.ErrOut, d); err == nil {
@@ -135,7 +124,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 			}
 		}
 	default:
-		d := report.Diff(r, expls, ro)
+		d := report.Diff(r, in.Explanations, ro)
 		d.Sections = append(d.Sections, suggest...)
 		err = writeDocument(&buf, opts.Format, d)
 	}
@@ -143,38 +132,4 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 		return err
 	}
 	return writeOutput(s, out, buf.Bytes())
-}
-
-// distinctInputs fails when two profile arguments are the same input:
-// "-" twice (standard input can be read once) or the same file or run
-// directory under one name or two. Every command that reads several
-// profiles follows this one rule: an input is given once (fold merges
-// different files; diff compares different runs).
-func distinctInputs(args ...string) error {
-	type seen struct {
-		arg string
-		fi  os.FileInfo
-	}
-	var prev []seen
-	for _, a := range args {
-		var fi os.FileInfo
-		if a != "-" {
-			fi, _ = os.Stat(a) // a missing file is reported when it is read
-		}
-		for _, p := range prev {
-			same := a == p.arg || (fi != nil && p.fi != nil && os.SameFile(fi, p.fi))
-			if !same {
-				continue
-			}
-			if a == "-" {
-				return usageError("standard input (-) is given twice; it can be read once")
-			}
-			if a == p.arg {
-				return usageError("%s is given twice; give each input once", a)
-			}
-			return usageError("%s and %s are the same file; give each input once", p.arg, a)
-		}
-		prev = append(prev, seen{a, fi})
-	}
-	return nil
 }

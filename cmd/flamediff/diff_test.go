@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -151,19 +152,12 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps []*fold.Profile
-	var labels []string
-	for _, path := range paths {
-		p, _, err := loadMapped(context.Background(), s, nil, path, fold.ParseOptions{}, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-		labels = append(labels, profileLabel(p, path))
+	in, err := input.ReadSet(context.Background(), loader(s, nil), m, paths, fold.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	opts := diffOptions(m, &commonFlags{Depth: 2}, []string{"mysqld_stmt_execute"})
-	opts.Labels = labels
-	r, err := diff.Compute(ps[0], ps[1:], opts)
+	opts := (&commonFlags{Depth: 2}).diffOptions(in, []string{"mysqld_stmt_execute"})
+	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,8 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
 
 func runFold(ctx context.Context, opts *FoldOptions) error {
 	s := opts.Streams
-	lo := loadOptions{Parse: fold.ParseOptions{Format: opts.InputFormat, Perf: opts.Perf, Strict: opts.Strict}}
+	po := fold.ParseOptions{Format: opts.InputFormat, Perf: opts.Perf, Strict: opts.Strict}
+	load := loader(s, nil)
 	files := opts.Files
 	if len(files) == 0 {
 		files = []string{"-"}
@@ -94,7 +95,7 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("fold: interrupted before %s: %w", path, err)
 		}
-		q, err := loadProfile(s, path, lo)
+		q, err := load(path, po)
 		if err != nil {
 			return err
 		}

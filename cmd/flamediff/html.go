@@ -10,6 +10,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/flamegraph"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -30,8 +31,8 @@ type HTMLOptions struct {
 	KeepUnresolved    bool
 	NoCollapse        bool
 	CollapseThreshold float64
-	// Load reads a profile; nil means loadProfile.
-	Load profileLoader
+	// Load reads a profile; nil means input.Loader on IO.In.
+	Load input.LoadFunc
 }
 
 func newHTMLCmd(s *streams, runF func(*HTMLOptions) error) *cobra.Command {
@@ -89,35 +90,34 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
+	in, err := readGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
 	if err != nil {
 		return err
 	}
-	g, err := opts.layout(in, opts.Profiles)
+	g, err := opts.layout(in)
 	if err != nil {
 		return err
 	}
 	warnCut(opts.IO, g)
-	roots, err := resolveRoots(opts.Roots, in.ps, in.expls)
+	roots, err := resolveRoots(in, opts.Roots)
 	if err != nil {
 		return err
 	}
-	dopts := mapOptions(in.m, diff.Options{IncludeThreads: opts.Threads, Roots: roots, Depth: opts.Depth,
-		KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse, CollapseThreshold: opts.CollapseThreshold,
-		Labels: in.labels})
+	dopts := in.DiffOptions(diff.Options{IncludeThreads: opts.Threads, Roots: roots, Depth: opts.Depth,
+		KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse, CollapseThreshold: opts.CollapseThreshold})
 	ro := report.Options{Format: report.FormatHTML, Top: opts.Top, Explain: opts.Explain, CollapseFlags: collapseFlags}
 	var doc *report.Document
 	if opts.Diff {
-		r, err := diff.Compute(in.ps[0], in.ps[1:], dopts)
+		r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], dopts)
 		if err != nil {
 			return fmt.Errorf("html: %w", err)
 		}
 		ro.Warnings = r.Warnings()
-		doc = report.Diff(r, in.expls, ro)
+		doc = report.Diff(r, in.Explanations, ro)
 	} else {
-		sum := diff.Summarize(in.ps[0], dopts)
+		sum := diff.Summarize(in.Profiles[0], dopts)
 		ro.Warnings = diff.LabelledWarnings([]*diff.Summary{sum})
-		doc = report.Profile(sum, in.expls[0], ro)
+		doc = report.Profile(sum, in.Explanations[0], ro)
 	}
 	page, err := htmlPage(doc, g)
 	if err != nil {

@@ -1,74 +1,85 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
-	"github.com/flamediff/flamediff/internal/fserr"
-	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/rundir"
+	"github.com/flamediff/flamediff/symbolmap"
 )
 
-// loadOptions say how to read a profile argument.
-type loadOptions struct {
-	Parse fold.ParseOptions
-}
+// Commands read their inputs through package input; this file adds what
+// the command line says: warnings on stderr and the flags in messages.
 
-// loadProfile reads a profile from a file, a run directory (stacks.folded
-// plus run.json) or, for "-", standard input. Skipped lines are reported on
-// stderr (or are an error with --strict).
-func loadProfile(s *streams, path string, opts loadOptions) (*fold.Profile, error) {
-	if path == "-" {
-		p, err := rundir.Parse("stdin", s.In, opts.Parse)
-		if err != nil {
-			return nil, err
+// loader is how a command reads its profile arguments: load when a test
+// gives one, else input.Loader on the command's stdin, which warns of
+// skipped lines on stderr.
+func loader(s *streams, load input.LoadFunc) input.LoadFunc {
+	if load != nil {
+		return load
+	}
+	l := &input.Loader{Stdin: s.In, Warn: func(w input.Skipped) {
+		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s; --strict makes this an error\n", w)
+	}}
+	return func(arg string, opts fold.ParseOptions) (*fold.Profile, error) {
+		p, err := l.Load(arg, opts)
+		var ne *rundir.NoSamplesError
+		if errors.As(err, &ne) && ne.Event != "" {
+			hint := *ne // a profile file's error, as rundir returns it
+			hint.Reason += "; choose another with --event-filter"
+			return nil, &hint
 		}
-		p.InferClockPeriod()
-		warnSkipped(s, "stdin", p)
-		return p, nil
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("profile %w", describePathError(path, err))
-	}
-	if !st.IsDir() {
-		p, err := rundir.ParseFile(path, opts.Parse)
-		if err != nil {
-			return nil, err
-		}
-		p.InferClockPeriod()
-		warnSkipped(s, path, p)
-		return p, nil
-	}
-	p, err := rundir.Read(path, opts.Parse.Strict)
-	if err != nil {
-		return nil, err
-	}
-	warnSkipped(s, filepath.Join(path, rundir.StacksFile), p)
-	return p, nil
-}
-
-// describePathError says in words what is wrong with a profile path the
-// user gave (fserr.Describe), keeping err for errors.Is.
-func describePathError(path string, err error) error {
-	return fserr.Describe(path, err, "file or directory")
-}
-
-func warnSkipped(s *streams, name string, p *fold.Profile) {
-	if p.Skipped > 0 {
-		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s: skipped %s that could not be parsed (first: %s); --strict makes this an error\n", name, names.Plural(p.Skipped, "line"), p.SkippedFirst)
+		return p, err
 	}
 }
 
-// profileLabel names a profile in tables: its metadata label, else the file name.
-func profileLabel(p *fold.Profile, path string) string {
-	if l := p.Label(); l != "" {
-		return l
+// loadMap reads the --map file, printing its diagnostics on stderr; without
+// a file it returns the default map (normalisation and thread roots only).
+func loadMap(s *streams, path string) (*symbolmap.Map, error) {
+	m, _, err := readMap(s, path)
+	return m, err
+}
+
+// readMap is loadMap that also returns the text of the map file (nil
+// without a file), for map suggest --apply.
+func readMap(s *streams, path string) (*symbolmap.Map, []byte, error) {
+	m, src, diags, err := input.ReadMap(path)
+	for _, d := range diags {
+		fmt.Fprintf(s.ErrOut, "flamediff: %s\n", d)
 	}
-	if path == "-" {
-		return "stdin"
+	return m, src, err
+}
+
+// diffOptions turns the flags and the set's map and labels into diff.Options.
+func (c *commonFlags) diffOptions(in *input.Set, roots []string) diff.Options {
+	return in.DiffOptions(diff.Options{
+		IncludeThreads:    c.Threads,
+		Roots:             roots,
+		Depth:             c.Depth,
+		KeepUnresolved:    c.KeepUnresolved,
+		NoCollapse:        c.NoCollapse,
+		CollapseThreshold: c.CollapseThreshold,
+	})
+}
+
+// resolveRoots is input.Set.ResolveRoots with --root in its message, a
+// usage error.
+func resolveRoots(in *input.Set, roots []string) ([]string, error) {
+	out, err := in.ResolveRoots(roots)
+	var re *input.RootError
+	if errors.As(err, &re) {
+		return nil, usageError("--root %q: %s", re.Root, re.Reason())
 	}
-	return filepath.Base(path)
+	return out, err
+}
+
+// distinctInputs is input.Distinct as a usage error.
+func distinctInputs(args ...string) error {
+	if err := input.Distinct(args...); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
 }

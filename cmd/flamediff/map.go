@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -88,11 +89,12 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.File, diagnosticsSummary(nerr, nwarn))
 		return err
 	}
+	load := loader(opts.IO, nil)
 	for _, path := range opts.Profiles {
 		if ctx != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		p, err := loadProfile(opts.IO, path, loadOptions{})
+		p, err := load(path, fold.ParseOptions{})
 		if err != nil {
 			return err
 		}

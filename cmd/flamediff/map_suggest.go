@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
@@ -28,7 +29,7 @@ type mapSuggestOptions struct {
 	Top          int
 	Strict       bool
 	InputFormat  string
-	Load         profileLoader // nil: loadProfile
+	Load         input.LoadFunc // nil: input.Loader on IO.In
 }
 
 // newMapSuggestCmd builds "flamediff map suggest"; runF replaces runMapSuggest in tests.
@@ -138,11 +139,11 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return err
 	}
-	raw, err := loadRaw(ctx, s, opts.Load, []string{opts.Base, opts.Target}, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
+	raw, err := input.Read(ctx, loader(s, opts.Load), []string{opts.Base, opts.Target}, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
 	if err != nil {
 		return err
 	}
-	ps := []*fold.Profile{cleanNames(raw[0]), cleanNames(raw[1])}
+	ps := []*fold.Profile{input.CleanNames(raw[0]), input.CleanNames(raw[1])}
 	sug, err := suggest.Compute(m, ps[0], ps[1], suggest.Options{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,
 	})
@@ -150,10 +151,10 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		return err
 	}
 	if sug.BaseLabel == "" {
-		sug.BaseLabel = profileLabel(ps[0], opts.Base)
+		sug.BaseLabel = input.Label(ps[0], opts.Base)
 	}
 	if sug.TargetLabel == "" {
-		sug.TargetLabel = profileLabel(ps[1], opts.Target)
+		sug.TargetLabel = input.Label(ps[1], opts.Target)
 	}
 	if err := writeOutput(s, out, sug.YAML(opts.MapFile == "")); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
@@ -63,7 +64,7 @@ func TestMapSuggestFlags(t *testing.T) {
 
 // fakeProfiles serves small profiles by name: BASE has f, TARGET has its
 // rename g (same caller, same callees).
-func fakeProfiles() profileLoader {
+func fakeProfiles() input.LoadFunc {
 	return fakeLoad(map[string]*fold.Profile{
 		"base":   testProfile("1", "t;main;f;x 60", "t;main;f;y 30", "t;main;z 10"),
 		"target": testProfile("2", "t;main;g;x 55", "t;main;g;y 35", "t;main;z 10"),

@@ -23,7 +23,7 @@ const runsDir = "../../testdata/runs"
 // mapFile is the shipped MariaDB symbol map.
 const mapFile = "../../examples/symbolmaps/mariadb.yaml"
 
-// needParse skips tests that read real profiles through loadProfile while
+// needParse skips tests that read real profiles through package input while
 // fold.Parse is still a stub.
 func needParse(t *testing.T) {
 	t.Helper()

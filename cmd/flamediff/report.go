@@ -3,19 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
-	"github.com/flamediff/flamediff/symbolmap"
-
-	"github.com/flamediff/flamediff/internal/textdist"
 )
 
 // commonFlags are the flags report and diff share.
@@ -96,16 +92,13 @@ func checkInputFormat(f string) error {
 	return usageError("--input-format %q: want auto, perf, folded or pprof", f)
 }
 
-// profileLoader reads a profile argument; loadProfile in production.
-type profileLoader func(s *streams, path string, opts loadOptions) (*fold.Profile, error)
-
 // ReportOptions are the inputs of `flamediff report`.
 type ReportOptions struct {
 	IO      *streams
 	Profile string
 	commonFlags
-	// Load reads the profile; nil means loadProfile.
-	Load profileLoader
+	// Load reads the profile; nil means input.Loader on IO.In.
+	Load input.LoadFunc
 }
 
 func newReportCmd(s *streams, runF func(*ReportOptions) error) *cobra.Command {
@@ -158,17 +151,16 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	p, expl, err := loadMapped(ctx, s, opts.Load, opts.Profile, opts.parseOptions(), m)
+	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, []string{opts.Profile}, opts.parseOptions())
 	if err != nil {
 		return err
 	}
-	roots, err := resolveRoots(opts.Roots, []*fold.Profile{p}, []*symbolmap.Explanation{expl})
+	roots, err := resolveRoots(in, opts.Roots)
 	if err != nil {
 		return err
 	}
-	dopts := diffOptions(m, &opts.commonFlags, roots)
-	dopts.Labels = []string{profileLabel(p, opts.Profile)}
-	sum := diff.Summarize(p, dopts)
+	sum := diff.Summarize(in.Profiles[0], opts.diffOptions(in, roots))
+	expl := in.Explanations[0]
 	ro := opts.reportOptions(sum.Warnings())
 	var buf bytes.Buffer
 	switch opts.Format {
@@ -190,95 +182,4 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		return err
 	}
 	return writeOutput(s, out, buf.Bytes())
-}
-
-// resolveRoots checks that every --root names a frame of at least one
-// profile. A root given by its original symbol, which the map renamed, is
-// replaced by the canonical name. Otherwise it is a usage error naming the
-// closest names.
-func resolveRoots(roots []string, ps []*fold.Profile, expls []*symbolmap.Explanation) ([]string, error) {
-	if len(roots) == 0 {
-		return nil, nil
-	}
-	have := make(map[string]bool)
-	var names []string
-	for _, p := range ps {
-		for _, f := range diff.Frames(p) {
-			if !have[f] {
-				have[f] = true
-				names = append(names, f)
-			}
-		}
-	}
-	out := make([]string, len(roots))
-	for i, r := range roots {
-		out[i] = r
-		if have[r] {
-			continue
-		}
-		renamed, elidedBy := "", ""
-		for _, e := range expls {
-			if e == nil {
-				continue
-			}
-			for _, rw := range e.Rewrites {
-				if rw.Original != r {
-					continue
-				}
-				if rw.Result == "" {
-					elidedBy = rw.Rule
-				} else if have[rw.Result] && renamed == "" {
-					renamed = rw.Result
-				}
-			}
-		}
-		if renamed != "" {
-			out[i] = renamed
-			continue
-		}
-		if elidedBy != "" {
-			return nil, usageError("--root %q: the symbol map removes this frame (%s); choose its caller or callee", r, elidedBy)
-		}
-		msg := fmt.Sprintf("--root %q: no such function in the profile", r)
-		if close := closest(r, names, 5); len(close) > 0 {
-			msg += "; closest: " + strings.Join(close, ", ")
-		}
-		return nil, usageError("%s", msg)
-	}
-	return out, nil
-}
-
-// closest returns up to n names nearest to want: names containing it
-// (case-insensitively) first, shortest first, then by edit distance.
-func closest(want string, names []string, n int) []string {
-	lw := strings.ToLower(want)
-	type cand struct {
-		name string
-		sub  bool
-		dist int
-	}
-	var cs []cand
-	for _, name := range names {
-		ln := strings.ToLower(name)
-		c := cand{name: name, sub: strings.Contains(ln, lw) || strings.Contains(lw, ln) && len(ln) > 3}
-		c.dist = textdist.Levenshtein(lw, ln)
-		if c.sub || c.dist <= max(2, len(want)/3) {
-			cs = append(cs, c)
-		}
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.sub != b.sub {
-			return a.sub
-		}
-		if a.dist != b.dist {
-			return a.dist < b.dist
-		}
-		return a.name < b.name
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
 }

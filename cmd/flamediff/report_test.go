@@ -13,6 +13,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -116,8 +117,9 @@ func handProfile(meta *fold.Meta) *fold.Profile {
 	}}
 }
 
-func fakeLoad(ps map[string]*fold.Profile) profileLoader {
-	return func(_ *streams, path string, _ loadOptions) (*fold.Profile, error) {
+// fakeLoad serves the profiles ps by argument, a copy each time.
+func fakeLoad(ps map[string]*fold.Profile) input.LoadFunc {
+	return func(path string, _ fold.ParseOptions) (*fold.Profile, error) {
 		p, ok := ps[path]
 		if !ok {
 			return nil, errors.New("no such test profile " + path)
@@ -282,13 +284,12 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	s := &streams{ErrOut: &bytes.Buffer{}}
-	p, err := loadProfile(s, dir, loadOptions{})
+	p, err := loader(&streams{ErrOut: &bytes.Buffer{}}, nil)(dir, fold.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if naive := readFolded(t, filepath.Join(dir, fold.StacksFile)); naive.Total() != p.Total() {
-		t.Errorf("loadProfile total %d, naive reader %d", p.Total(), naive.Total())
+		t.Errorf("loaded total %d, naive reader %d", p.Total(), naive.Total())
 	}
 	m := symbolmap.Default()
 	mp, _ := m.Apply(p)
@@ -316,24 +317,6 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 	if c := got.Profile.Completeness; c == nil || c.Incomplete != sum.Completeness.Incomplete {
 		t.Errorf("completeness = %+v, want %+v", c, sum.Completeness)
-	}
-}
-
-func TestClosest(t *testing.T) {
-	names := []string{"mysqld_stmt_execute", "mysql_execute_command", "mysql_update", "trans_commit_stmt", "row_upd"}
-	tests := []struct {
-		want string
-		out  []string
-	}{
-		{"mysqld_stmt_exec", []string{"mysqld_stmt_execute"}},
-		{"mysql_updat", []string{"mysql_update"}},
-		{"trans_comit_stmt", []string{"trans_commit_stmt"}},
-		{"zzzzzzzzzz", nil},
-	}
-	for _, tt := range tests {
-		if got := closest(tt.want, names, 5); !reflect.DeepEqual(got, tt.out) {
-			t.Errorf("closest(%q) = %v, want %v", tt.want, got, tt.out)
-		}
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/names"
-	"github.com/flamediff/flamediff/symbolmap"
 )
 
 // Values of --normalize beyond flamegraph's.
@@ -171,8 +171,8 @@ type SVGOptions struct {
 	// Profiles is PROFILE, or BASE and TARGET with --diff.
 	Profiles []string
 	graphFlags
-	// Load reads a profile; nil means loadProfile.
-	Load profileLoader
+	// Load reads a profile; nil means input.Loader on IO.In.
+	Load input.LoadFunc
 }
 
 func newSVGCmd(s *streams, runF func(*SVGOptions) error) *cobra.Command {
@@ -225,16 +225,9 @@ directories (stacks.folded and run.json), or - for standard input.`,
 	return cmd
 }
 
-// graphInput is what svg and html read: the mapped profiles, their rewrites
-// and labels, and the map.
-type graphInput struct {
-	m      *symbolmap.Map
-	ps     []*fold.Profile
-	expls  []*symbolmap.Explanation
-	labels []string
-}
-
-func loadGraphInput(ctx context.Context, s *streams, load profileLoader, paths []string, g *graphFlags) (*graphInput, error) {
+// readGraphInput reads the map and the profiles of svg and html, the
+// labels of a base and a target told apart when they are equal.
+func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths []string, g *graphFlags) (*input.Set, error) {
 	m, err := loadMap(s, g.MapFile)
 	if err != nil {
 		return nil, err
@@ -242,25 +235,17 @@ func loadGraphInput(ctx context.Context, s *streams, load profileLoader, paths [
 	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
 		return nil, usageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
 	}
-	in := &graphInput{m: m}
-	for _, path := range paths {
-		p, expl, err := loadMapped(ctx, s, load, path, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict}, m)
-		if err != nil {
-			return nil, err
-		}
-		in.ps = append(in.ps, p)
-		in.expls = append(in.expls, expl)
-		in.labels = append(in.labels, profileLabel(p, path))
+	in, err := input.ReadSet(ctx, loader(s, load), m, paths, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict})
+	if err != nil {
+		return nil, err
 	}
-	if len(in.labels) == 2 && in.labels[0] == in.labels[1] {
-		in.labels[0] += " (base)"
-		in.labels[1] += " (target)"
-	}
+	in.LabelBaseTarget()
 	return in, nil
 }
 
 // layout lays out the graph the flags ask for.
-func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, error) {
+func (g *graphFlags) layout(in *input.Set) (*flamegraph.Graph, error) {
+	paths, ps := in.Args, in.Profiles
 	o := flamegraph.Options{
 		Title: g.Title, Subtitle: g.Subtitle,
 		Width: g.Width, FrameHeight: g.Height,
@@ -269,28 +254,28 @@ func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, 
 		CountName: g.CountName, Reverse: g.Reverse, Inverted: g.Inverted,
 		ColorBy: flamegraph.ColorBy(g.ColorBy), MinDelta: g.MinDelta, Negate: g.Negate,
 	}
-	if in.m.HasSubsystems() {
-		o.Subsystem = in.m.Subsystem
-		o.Subsystems = in.m.Subsystems()
+	if in.Map.HasSubsystems() {
+		o.Subsystem = in.Map.Subsystem
+		o.Subsystems = in.Map.Subsystems()
 	}
 	if !g.Diff {
-		o.TargetLabel = in.labels[0]
-		gr, err := flamegraph.Layout(in.ps[0], o)
+		o.TargetLabel = in.Labels[0]
+		gr, err := flamegraph.Layout(ps[0], o)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", paths[0], err)
 		}
 		return gr, nil
 	}
-	o.BaseLabel, o.TargetLabel = in.labels[0], in.labels[1]
+	o.BaseLabel, o.TargetLabel = in.Labels[0], in.Labels[1]
 	switch g.Normalize {
 	case normalizeAuto:
 		o.Normalize = flamegraph.NormalizeShare
-		if in.ps[0].Meta.HasPerOp() && in.ps[1].Meta.HasPerOp() {
+		if ps[0].Meta.HasPerOp() && ps[1].Meta.HasPerOp() {
 			o.Normalize = flamegraph.NormalizePerOp
 		}
 	case string(flamegraph.NormalizePerOp):
 		o.Normalize = flamegraph.NormalizePerOp
-		for i, p := range in.ps {
+		for i, p := range ps {
 			if !p.Meta.HasPerOp() {
 				return nil, fmt.Errorf("--normalize per-op: %s has no run metadata with cpu_seconds and operations; give run directories (stacks.folded and run.json) or use --normalize share", paths[i])
 			}
@@ -298,7 +283,7 @@ func (g *graphFlags) layout(in *graphInput, paths []string) (*flamegraph.Graph, 
 	default:
 		o.Normalize = flamegraph.NormalizeShare
 	}
-	gr, err := flamegraph.LayoutDiff(in.ps[0], in.ps[1], o)
+	gr, err := flamegraph.LayoutDiff(ps[0], ps[1], o)
 	if err != nil {
 		if errors.Is(err, flamegraph.ErrEmpty) {
 			return nil, fmt.Errorf("%s vs %s: %w", paths[0], paths[1], err)
@@ -313,11 +298,11 @@ func runSVG(ctx context.Context, opts *SVGOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := loadGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
+	in, err := readGraphInput(ctx, opts.IO, opts.Load, opts.Profiles, &opts.graphFlags)
 	if err != nil {
 		return err
 	}
-	g, err := opts.layout(in, opts.Profiles)
+	g, err := opts.layout(in)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,127 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/fserr"
+	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/rundir"
+)
+
+// Stdin is the argument that means the caller's standard input.
+const Stdin = "-"
+
+// LoadFunc reads one profile argument with the given parse options.
+// (*Loader).Load is the one flamediff uses; tests give their own.
+type LoadFunc func(arg string, opts fold.ParseOptions) (*fold.Profile, error)
+
+// Loader reads profile arguments from files, run directories and, for
+// "-", Stdin.
+type Loader struct {
+	// Stdin is read for the argument "-"; nil: "-" is an error.
+	Stdin io.Reader
+	// Warn, when not nil, is called when an input had lines that could
+	// not be parsed and were skipped (without fold.ParseOptions.Strict),
+	// as soon as that input is read.
+	Warn func(Skipped)
+}
+
+// Skipped says that an input had lines that could not be parsed, which
+// were left out.
+type Skipped struct {
+	// Name is the input as messages name it: "stdin", the file, or a run
+	// directory's stacks.folded.
+	Name string
+	// Lines is how many lines were skipped; First describes the first.
+	Lines int
+	First string
+}
+
+// String reads "NAME: skipped 3 lines that could not be parsed (first: ...)".
+func (s Skipped) String() string {
+	return fmt.Sprintf("%s: skipped %s that could not be parsed (first: %s)", s.Name, names.Plural(s.Lines, "line"), s.First)
+}
+
+// Load reads a profile argument: "-" is read from l.Stdin and named
+// "stdin" in messages; a directory is a run directory (stacks.folded plus
+// run.json, rundir.Read); anything else is a profile file in any format
+// fold reads (rundir.ParseFile). Profiles of files and stdin get their
+// clock period inferred (fold.Profile.InferClockPeriod). An input without
+// samples is an error wrapping rundir.ErrNoSamples; a path that cannot be
+// read is an error that says so in words ("profile PATH: no such file or
+// directory").
+func (l *Loader) Load(arg string, opts fold.ParseOptions) (*fold.Profile, error) {
+	if arg == Stdin {
+		if l.Stdin == nil {
+			return nil, errors.New("stdin: no standard input to read")
+		}
+		p, err := rundir.Parse("stdin", l.Stdin, opts)
+		if err != nil {
+			return nil, err
+		}
+		p.InferClockPeriod()
+		l.warn("stdin", p)
+		return p, nil
+	}
+	st, err := os.Stat(arg)
+	if err != nil {
+		return nil, fmt.Errorf("profile %w", fserr.Describe(arg, err, "file or directory"))
+	}
+	if !st.IsDir() {
+		p, err := rundir.ParseFile(arg, opts)
+		if err != nil {
+			return nil, err
+		}
+		p.InferClockPeriod()
+		l.warn(arg, p)
+		return p, nil
+	}
+	p, err := rundir.Read(arg, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	l.warn(filepath.Join(arg, rundir.StacksFile), p)
+	return p, nil
+}
+
+func (l *Loader) warn(name string, p *fold.Profile) {
+	if p.Skipped > 0 && l.Warn != nil {
+		l.Warn(Skipped{Name: name, Lines: p.Skipped, First: p.SkippedFirst})
+	}
+}
+
+// Read loads the profile arguments in order, each once, as read: no map
+// applied, names as in the input. ctx is checked before each; the first
+// error stops it.
+func Read(ctx context.Context, load LoadFunc, args []string, opts fold.ParseOptions) ([]*fold.Profile, error) {
+	ps := make([]*fold.Profile, len(args))
+	for i, arg := range args {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := load(arg, opts)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return ps, nil
+}
+
+// Label names a profile in tables and graphs: its metadata label, else the
+// argument's file name ("stdin" for "-").
+func Label(p *fold.Profile, arg string) string {
+	if l := p.Label(); l != "" {
+		return l
+	}
+	if arg == Stdin {
+		return "stdin"
+	}
+	return filepath.Base(arg)
+}
