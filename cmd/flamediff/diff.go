@@ -55,7 +55,7 @@ Functions are sorted by their largest change in inclusive share.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Targets = args[0], args[1:]
-			if err := opts.validate(); err != nil {
+			if err := opts.validateTable(); err != nil {
 				return err
 			}
 			if err := distinctInputs(args...); err != nil {

@@ -51,7 +51,7 @@ func TestDiffUsageErrors(t *testing.T) {
 		{"one profile", []string{"diff", "a"}, "diff takes a BASE and at least one TARGET"},
 		{"stdin twice", []string{"diff", "-", "-"}, "standard input (-) is given twice"},
 		{"negative top", []string{"diff", "--top", "-1", "a", "b"}, "--top -1"},
-		{"unknown format", []string{"diff", "--format", "html", "a", "b"}, "want one of table, json, csv, markdown"},
+		{"unknown format", []string{"diff", "--format", "html", "a", "b"}, "want table, json, csv or markdown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestDiffHandBuilt(t *testing.T) {
 			var out, errOut bytes.Buffer
 			opts := &DiffOptions{
 				IO: &streams{Out: &out, ErrOut: &errOut}, Base: "b", Targets: []string{"t"},
-				commonFlags: commonFlags{Format: tt.format, Top: 30, Depth: 2},
+				commonFlags: commonFlags{Format: tt.format, tableFlags: tableFlags{Top: 30, Depth: 2}},
 				Load:        fakeLoad(map[string]*fold.Profile{"b": handProfile(tt.baseMeta), "t": target}),
 			}
 			if err := runDiff(context.Background(), opts); err != nil {
@@ -156,7 +156,7 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := (&commonFlags{Depth: 2}).diffOptions(in, []string{"mysqld_stmt_execute"})
+	opts := (&commonFlags{tableFlags: tableFlags{Depth: 2}}).diffOptions(in, []string{"mysqld_stmt_execute"})
 	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], opts)
 	if err != nil {
 		t.Fatal(err)

@@ -45,16 +45,6 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
 			if err := distinctInputs(args...); err != nil {
 				return err
 			}
-			switch opts.Format {
-			case "folded", "pprof":
-			default:
-				return usageError("--format %q: want folded or pprof", opts.Format)
-			}
-			switch opts.InputFormat {
-			case fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof:
-			default:
-				return usageError("--input-format %q: want auto, perf, folded or pprof", opts.InputFormat)
-			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -69,10 +59,8 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
 	f.BoolVar(&opts.Perf.All, "all", false, "all annotations (--kernel --jit)")
 	f.BoolVar(&opts.Perf.Addrs, "addrs", false, "include raw addresses where symbols can't be found")
 	f.StringVar(&opts.Perf.EventFilter, "event-filter", "", "keep only samples of this event (default: the first event seen)")
-	f.StringVar(&opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof")
-	f.StringVar(&opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)")
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("folded", "pprof"))
-	_ = cmd.RegisterFlagCompletionFunc("input-format", fixedCompletion(fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof))
+	enumFlag(cmd, &opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof", inputFormats...)
+	enumFlag(cmd, &opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)", "folded", "pprof")
 	f.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout (written atomically)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on any input line that cannot be parsed instead of skipping it")
 	return cmd

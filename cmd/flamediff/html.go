@@ -20,17 +20,9 @@ type HTMLOptions struct {
 	// Profiles is PROFILE, or BASE and TARGET with --diff.
 	Profiles []string
 	graphFlags
-	// Report flags, as report and diff have them.
-	Top     int
-	Roots   []string
-	Depth   int
-	Threads bool
-	Explain bool
-	// KeepUnresolved, NoCollapse and CollapseThreshold shape the --root
-	// breakdowns as in report and diff (the page's notes name them).
-	KeepUnresolved    bool
-	NoCollapse        bool
-	CollapseThreshold float64
+	// tableFlags shape the tables as in report and diff (the page's notes
+	// name them).
+	tableFlags
 	// Load reads a profile; nil means input.Loader on IO.In.
 	Load input.LoadFunc
 }
@@ -57,14 +49,8 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 			if err := opts.validate("html", args); err != nil {
 				return err
 			}
-			if opts.Top < 0 {
-				return usageError("--top %d: want 0 (all) or a positive number", opts.Top)
-			}
-			if opts.Depth < 0 {
-				return usageError("--depth %d: want 0 or more", opts.Depth)
-			}
-			if !(opts.CollapseThreshold > 0 && opts.CollapseThreshold <= 1) {
-				return usageError("--collapse-threshold %g: want a share above 0 and at most 1", opts.CollapseThreshold)
+			if err := opts.validateTable(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -73,15 +59,7 @@ Flame graph flags are those of flamediff svg; --top, --root, --depth,
 		},
 	}
 	opts.register(cmd)
-	f := cmd.Flags()
-	f.IntVar(&opts.Top, "top", 30, "show the first `N` rows of the function tables (0: all); --root breakdowns are limited by --depth, not --top")
-	f.StringArrayVar(&opts.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
-	f.IntVar(&opts.Depth, "depth", 2, "levels of callees under each --root")
-	f.BoolVar(&opts.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
-	f.BoolVar(&opts.Explain, "explain", false, "add a table of which map rule turned which original symbol into which name")
-	f.BoolVar(&opts.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
-	f.BoolVar(&opts.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
-	f.Float64Var(&opts.CollapseThreshold, "collapse-threshold", diff.DefaultCollapseThreshold, "share `F` (0 < F <= 1) of its caller a callee must hold to share its row in --root breakdowns")
+	opts.registerTable(cmd, "add a table of which map rule turned which original symbol into which name")
 	return cmd
 }
 

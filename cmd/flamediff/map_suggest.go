@@ -113,9 +113,6 @@ func (o *mapSuggestOptions) validate() error {
 	if o.Top < 0 {
 		return usageError("--top %d: want 0 (all) or a positive number", o.Top)
 	}
-	if err := checkInputFormat(o.InputFormat); err != nil {
-		return err
-	}
 	return distinctInputs(o.Base, o.Target)
 }
 

@@ -192,7 +192,7 @@ func TestDiffSuggest(t *testing.T) {
 			opts := &DiffOptions{
 				IO:   &streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 				Base: "base", Targets: []string{"target"}, Load: fakeProfiles(), Suggest: tt.suggest,
-				commonFlags: commonFlags{Format: tt.format, Top: 30, Depth: 2, CollapseThreshold: 0.95},
+				commonFlags: commonFlags{Format: tt.format, tableFlags: tableFlags{Top: 30, Depth: 2, CollapseThreshold: 0.95}},
 			}
 			if err := runDiff(t.Context(), opts); err != nil {
 				t.Fatal(err)

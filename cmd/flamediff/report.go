@@ -17,16 +17,21 @@ import (
 // commonFlags are the flags report and diff share.
 type commonFlags struct {
 	MapFile string
-	Explain bool
 	Format  string
 	Output  string
-	Top     int
-	Roots   []string
-	Depth   int
 	Strict  bool
 	// InputFormat is --input-format: auto, perf, folded or pprof.
 	InputFormat string
-	Threads     bool
+	tableFlags
+}
+
+// tableFlags shape the report tables: report, diff and html share them.
+type tableFlags struct {
+	Top     int
+	Roots   []string
+	Depth   int
+	Threads bool
+	Explain bool
 	// KeepUnresolved and NoCollapse turn off the subtree defaults.
 	KeepUnresolved    bool
 	NoCollapse        bool
@@ -36,40 +41,43 @@ type commonFlags struct {
 func (c *commonFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&c.MapFile, "map", "", "symbol map `FILE` (renames, subsystems, thread roots); default: built-in normalisation only")
-	f.BoolVar(&c.Explain, "explain", false, "print which map rule turned which original symbol into which name")
-	f.StringVar(&c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "))
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(formats...))
+	enumFlag(cmd, &c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "), formats...)
 	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
-	f.IntVar(&c.Top, "top", 30, "show the first `N` rows of the function tables (0: all); --root breakdowns are limited by --depth, not --top")
-	f.StringArrayVar(&c.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
-	f.IntVar(&c.Depth, "depth", 2, "levels of callees under each --root")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &c.InputFormat)
-	f.BoolVar(&c.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
-	f.BoolVar(&c.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
-	f.BoolVar(&c.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
-	f.Float64Var(&c.CollapseThreshold, "collapse-threshold", diff.DefaultCollapseThreshold, "share `F` (0 < F <= 1) of its caller a callee must hold to share its row in --root breakdowns")
+	c.registerTable(cmd, "print which map rule turned which original symbol into which name")
 }
 
-func (c *commonFlags) validate() error {
-	if c.Top < 0 {
-		return usageError("--top %d: want 0 (all) or a positive number", c.Top)
+// registerTable adds the table flags; explain is --explain's help.
+func (t *tableFlags) registerTable(cmd *cobra.Command, explain string) {
+	f := cmd.Flags()
+	f.BoolVar(&t.Explain, "explain", false, explain)
+	f.IntVar(&t.Top, "top", 30, "show the first `N` rows of the function tables (0: all); --root breakdowns are limited by --depth, not --top")
+	f.StringArrayVar(&t.Roots, "root", nil, "break down function `FN` and its callees (repeatable)")
+	f.IntVar(&t.Depth, "depth", 2, "levels of callees under each --root")
+	f.BoolVar(&t.Threads, "threads", false, "count thread names (the first frame of each stack) as functions")
+	f.BoolVar(&t.KeepUnresolved, "keep-unresolved", false, "show unresolved frames ([mariadbd], [libc.so.6], [unknown]) as rows of --root breakdowns instead of looking through them")
+	f.BoolVar(&t.NoCollapse, "no-collapse", false, "show every call level of --root breakdowns instead of merging a callee that holds nearly all of its caller into one row (a → b)")
+	f.Float64Var(&t.CollapseThreshold, "collapse-threshold", diff.DefaultCollapseThreshold, "share `F` (0 < F <= 1) of its caller a callee must hold to share its row in --root breakdowns")
+}
+
+// validateTable checks the table flags.
+func (t *tableFlags) validateTable() error {
+	if t.Top < 0 {
+		return usageError("--top %d: want 0 (all) or a positive number", t.Top)
 	}
-	if c.Depth < 0 {
-		return usageError("--depth %d: want 0 or more", c.Depth)
+	if t.Depth < 0 {
+		return usageError("--depth %d: want 0 or more", t.Depth)
 	}
-	if !(c.CollapseThreshold > 0 && c.CollapseThreshold <= 1) {
-		return usageError("--collapse-threshold %g: want a share above 0 and at most 1", c.CollapseThreshold)
+	if !(t.CollapseThreshold > 0 && t.CollapseThreshold <= 1) {
+		return usageError("--collapse-threshold %g: want a share above 0 and at most 1", t.CollapseThreshold)
 	}
-	if err := checkInputFormat(c.InputFormat); err != nil {
-		return err
-	}
-	for _, r := range c.Roots {
+	for _, r := range t.Roots {
 		if strings.TrimSpace(r) == "" {
 			return usageError("--root: empty function name")
 		}
 	}
-	return checkFormat(c.Format)
+	return nil
 }
 
 // parseOptions are the options for reading the profile arguments.
@@ -77,19 +85,12 @@ func (c *commonFlags) parseOptions() fold.ParseOptions {
 	return fold.ParseOptions{Format: c.InputFormat, Strict: c.Strict}
 }
 
+// inputFormats are the values of --input-format.
+var inputFormats = []string{fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof}
+
 // registerInputFormat adds --input-format to a command that reads profiles.
 func registerInputFormat(cmd *cobra.Command, v *string) {
-	cmd.Flags().StringVar(v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json")
-	_ = cmd.RegisterFlagCompletionFunc("input-format", fixedCompletion(fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof))
-}
-
-// checkInputFormat checks --input-format.
-func checkInputFormat(f string) error {
-	switch f {
-	case "", fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof:
-		return nil
-	}
-	return usageError("--input-format %q: want auto, perf, folded or pprof", f)
+	enumFlag(cmd, v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
 }
 
 // ReportOptions are the inputs of `flamediff report`.
@@ -128,7 +129,7 @@ PROFILE is a file in any format flamediff fold reads, a run directory
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profile = args[0]
-			if err := opts.validate(); err != nil {
+			if err := opts.validateTable(); err != nil {
 				return err
 			}
 			if runF != nil {

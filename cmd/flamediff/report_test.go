@@ -52,16 +52,14 @@ func TestReportFlags(t *testing.T) {
 		{
 			name: "defaults",
 			args: []string{"p.folded"},
-			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold, InputFormat: "auto"}},
+			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", InputFormat: "auto", tableFlags: tableFlags{Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold}}},
 		},
 		{
 			name: "everything",
 			args: []string{"--map", "m.yaml", "--explain", "--format", "json", "-o", "out.json", "--top", "0",
 				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads", "--input-format", "folded",
 				"--keep-unresolved", "--no-collapse", "--collapse-threshold", "0.97", "run/"},
-			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{MapFile: "m.yaml", Explain: true, Format: "json", Output: "out.json",
-				Top: 0, Roots: []string{"a", "b"}, Depth: 3, Strict: true, Threads: true,
-				KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97, InputFormat: "folded"}},
+			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{MapFile: "m.yaml", Format: "json", Output: "out.json", Strict: true, InputFormat: "folded", tableFlags: tableFlags{Explain: true, Top: 0, Roots: []string{"a", "b"}, Depth: 3, Threads: true, KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97}}},
 		},
 	}
 	for _, tt := range tests {
@@ -89,7 +87,7 @@ func TestReportUsageErrors(t *testing.T) {
 	}{
 		{"negative top", []string{"report", "--top", "-1", "x"}, "--top -1"},
 		{"negative depth", []string{"report", "--depth", "-1", "x"}, "--depth -1"},
-		{"unknown format", []string{"report", "--format", "xml", "x"}, `--format "xml": want one of table, json, csv, markdown`},
+		{"unknown format", []string{"report", "--format", "xml", "x"}, `--format "xml": want table, json, csv or markdown`},
 		{"no profile", []string{"report"}, "report takes one PROFILE"},
 		{"two profiles", []string{"report", "a", "b"}, "report takes one PROFILE"},
 		{"bad flag", []string{"report", "--nope", "x"}, "unknown flag"},
@@ -133,7 +131,7 @@ func TestReportRootNotFound(t *testing.T) {
 	opts := &ReportOptions{
 		IO:          &streams{Out: &out, ErrOut: &errOut},
 		Profile:     "p",
-		commonFlags: commonFlags{Format: formatTable, Top: 30, Depth: 2, Roots: []string{"mysqld_stmt_exec"}},
+		commonFlags: commonFlags{Format: formatTable, tableFlags: tableFlags{Top: 30, Depth: 2, Roots: []string{"mysqld_stmt_exec"}}},
 		Load:        fakeLoad(map[string]*fold.Profile{"p": handProfile(nil)}),
 	}
 	err := runReport(context.Background(), opts)
@@ -152,7 +150,7 @@ func TestReportHandBuilt(t *testing.T) {
 		{
 			name:  "per op and subtree",
 			meta:  &fold.Meta{Label: "v1", CPUSecondsTotal: 2, Operations: 1000, QPS: 166.67},
-			flags: commonFlags{Format: formatTable, Top: 30, Depth: 2, Roots: []string{"mysqld_stmt_execute"}},
+			flags: commonFlags{Format: formatTable, tableFlags: tableFlags{Top: 30, Depth: 2, Roots: []string{"mysqld_stmt_execute"}}},
 			want: []string{
 				"Profile v1: 20 samples",
 				"│ v1      │ samples │    20 │  2.00 │ 1000 │ 166.67 │ 1.00 │  2000.00 │    - │",
@@ -164,7 +162,7 @@ func TestReportHandBuilt(t *testing.T) {
 		},
 		{
 			name:  "no metadata",
-			flags: commonFlags{Format: formatMarkdown, Top: 2, Depth: 2},
+			flags: commonFlags{Format: formatMarkdown, tableFlags: tableFlags{Top: 2, Depth: 2}},
 			want: []string{
 				"## Profile p: 20 samples",
 				"| `start_thread` | 18 | 0 | 90.00 | 0.00 |",
@@ -215,7 +213,7 @@ func TestReportUnresolvedAndChains(t *testing.T) {
 	}{
 		{
 			name:  "defaults",
-			flags: commonFlags{Format: formatTable, Top: 1, Depth: 1, CollapseThreshold: 0.99},
+			flags: commonFlags{Format: formatTable, tableFlags: tableFlags{Top: 1, Depth: 1, CollapseThreshold: 0.99}},
 			want: []string{
 				"│ mysqld_stmt_execute → execute_loop │    18 │    0 │      90.00 │    100.00 │",
 				"│   mysql_update → row_upd           │    10 │   10 │      50.00 │     55.56 │",
@@ -228,7 +226,7 @@ func TestReportUnresolvedAndChains(t *testing.T) {
 		},
 		{
 			name:  "keep unresolved, no collapse",
-			flags: commonFlags{Format: formatTable, Top: 1, Depth: 2, CollapseThreshold: 0.99, KeepUnresolved: true, NoCollapse: true},
+			flags: commonFlags{Format: formatTable, tableFlags: tableFlags{Top: 1, Depth: 2, CollapseThreshold: 0.99, KeepUnresolved: true, NoCollapse: true}},
 			want: []string{
 				"│ mysqld_stmt_execute │",
 				"│   [mariadbd]        │",
@@ -238,7 +236,7 @@ func TestReportUnresolvedAndChains(t *testing.T) {
 		},
 		{
 			name:  "json",
-			flags: commonFlags{Format: formatJSON, Top: 1, Depth: 1, CollapseThreshold: 0.99},
+			flags: commonFlags{Format: formatJSON, tableFlags: tableFlags{Top: 1, Depth: 1, CollapseThreshold: 0.99}},
 			want: []string{
 				`"chain": [`, `"mysqld_stmt_execute",`, `"execute_loop"`, `"end_value": 18,`,
 				`"[unresolved]"`, `"unresolved": true`,

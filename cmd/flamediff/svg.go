@@ -61,31 +61,22 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	f.IntVar(&g.Height, "height", flamegraph.DefaultFrameHeight, "frame height in `PIXELS`")
 	f.StringVar(&g.MinWidth, "minwidth", strconv.FormatFloat(flamegraph.DefaultMinWidth, 'g', -1, 64),
 		"merge frames narrower than `W` pixels into their parent (\"0.5%\": a percentage of the total; 0: draw all)")
-	f.StringVar(&g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+joinPalettes()+" (subsystem needs --map with subsystems)")
-	f.BoolVar(&g.Hash, "hash", false, "colour by name: every frame of a function gets the same colour")
-	f.StringVar(&g.CountName, "countname", "", "what values count, in tooltips (default: samples, or ns for perf period sums of cpu-clock)")
-	f.BoolVar(&g.Reverse, "reverse", false, "reverse every stack (leaf first): a flame graph of callers")
-	f.BoolVar(&g.Inverted, "inverted", false, "draw an icicle graph: root at the top")
-	f.StringVar(&g.ColorBy, "color-by", string(flamegraph.ColorBySubtree), "with --diff: colour a frame by the change of its whole subtree, or of its self samples (self: the classic differential graph)")
-	f.Float64Var(&g.MinDelta, "min-delta", 0, "with --diff: draw changes smaller than `D` (pp, or µs/op with --normalize per-op) as unchanged")
-	f.StringVar(&g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)")
-	f.BoolVar(&g.Negate, "negate", false, "with --diff: widths follow BASE instead of TARGET (frames gone in TARGET show); red still means grown")
-	g.changed = func(name string) bool { return cmd.Flags().Changed(name) }
 	palettes := make([]string, len(flamegraph.Palettes))
 	for i, p := range flamegraph.Palettes {
 		palettes[i] = string(p)
 	}
-	_ = cmd.RegisterFlagCompletionFunc("colors", fixedCompletion(palettes...))
-	_ = cmd.RegisterFlagCompletionFunc("color-by", fixedCompletion(string(flamegraph.ColorBySubtree), string(flamegraph.ColorBySelf)))
-	_ = cmd.RegisterFlagCompletionFunc("normalize", fixedCompletion(normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp)))
-}
-
-func joinPalettes() string {
-	s := make([]string, len(flamegraph.Palettes))
-	for i, p := range flamegraph.Palettes {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
+	enumFlag(cmd, &g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+strings.Join(palettes, ", ")+" (subsystem needs --map with subsystems)", palettes...)
+	f.BoolVar(&g.Hash, "hash", false, "colour by name: every frame of a function gets the same colour")
+	f.StringVar(&g.CountName, "countname", "", "what values count, in tooltips (default: samples, or ns for perf period sums of cpu-clock)")
+	f.BoolVar(&g.Reverse, "reverse", false, "reverse every stack (leaf first): a flame graph of callers")
+	f.BoolVar(&g.Inverted, "inverted", false, "draw an icicle graph: root at the top")
+	enumFlag(cmd, &g.ColorBy, "color-by", string(flamegraph.ColorBySubtree), "with --diff: colour a frame by the change of its whole subtree, or of its self samples (self: the classic differential graph)",
+		string(flamegraph.ColorBySubtree), string(flamegraph.ColorBySelf))
+	f.Float64Var(&g.MinDelta, "min-delta", 0, "with --diff: draw changes smaller than `D` (pp, or µs/op with --normalize per-op) as unchanged")
+	enumFlag(cmd, &g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)",
+		normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp))
+	f.BoolVar(&g.Negate, "negate", false, "with --diff: widths follow BASE instead of TARGET (frames gone in TARGET show); red still means grown")
+	g.changed = func(name string) bool { return cmd.Flags().Changed(name) }
 }
 
 // validate checks the flags against each other and the number of profiles.
@@ -99,9 +90,6 @@ func (g *graphFlags) validate(cmdName string, args []string) error {
 			return usageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
 		}
 		return usageError("%s takes one PROFILE, got %s", cmdName, names.Plural(nargs, "argument"))
-	}
-	if err := checkInputFormat(g.InputFormat); err != nil {
-		return err
 	}
 	if err := distinctInputs(args...); err != nil {
 		return err
@@ -126,9 +114,6 @@ func (g *graphFlags) validate(cmdName string, args []string) error {
 	default:
 		g.minWidthPx = v
 	}
-	if !isPalette(g.Colors) {
-		return usageError("--colors %q: want one of %s", g.Colors, joinPalettes())
-	}
 	if g.Diff && g.changed != nil && g.changed("colors") {
 		return usageError("--colors applies to single flame graphs; a --diff graph is coloured by change (see --color-by)")
 	}
@@ -142,27 +127,10 @@ func (g *graphFlags) validate(cmdName string, args []string) error {
 			}
 		}
 	}
-	if g.ColorBy != string(flamegraph.ColorBySubtree) && g.ColorBy != string(flamegraph.ColorBySelf) {
-		return usageError("--color-by %q: want subtree or self", g.ColorBy)
-	}
 	if g.MinDelta < 0 || math.IsNaN(g.MinDelta) {
 		return usageError("--min-delta %g: want 0 or more", g.MinDelta)
 	}
-	switch g.Normalize {
-	case normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp):
-	default:
-		return usageError("--normalize %q: want auto, share or per-op", g.Normalize)
-	}
 	return nil
-}
-
-func isPalette(s string) bool {
-	for _, p := range flamegraph.Palettes {
-		if string(p) == s {
-			return true
-		}
-	}
-	return false
 }
 
 // SVGOptions are the inputs of `flamediff svg`.

@@ -187,7 +187,7 @@ func TestSVGUsageErrors(t *testing.T) {
 		{"stdin twice", []string{"svg", "--diff", "-", "-"}, "standard input (-) is given twice"},
 		{"bad minwidth", []string{"svg", "--minwidth", "wide", "a"}, `--minwidth "wide": want pixels (0.1) or a percentage`},
 		{"negative minwidth", []string{"svg", "--minwidth", "-1", "a"}, "--minwidth"},
-		{"bad palette", []string{"svg", "--colors", "rainbow", "a"}, `--colors "rainbow": want one of hot, mem, io, subsystem`},
+		{"bad palette", []string{"svg", "--colors", "rainbow", "a"}, `--colors "rainbow": want hot, mem, io or subsystem`},
 		{"subsystem without map", []string{"svg", "--colors", "subsystem", "a"}, "--colors subsystem needs --map FILE"},
 		{"colors with diff", []string{"svg", "--diff", "--colors", "mem", "a", "b"}, "--colors applies to single flame graphs"},
 		{"diff flag without diff", []string{"svg", "--negate", "a"}, "--negate applies to differential graphs only"},
