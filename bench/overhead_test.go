@@ -21,6 +21,7 @@ import (
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
 	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 func envInt(name string, def int) int {
@@ -162,7 +163,7 @@ func perfChildrenCPU() float64 {
 		if parentOf(p.PID) != os.Getpid() {
 			continue
 		}
-		if st, err := workload.ReadProc("/proc", p.PID); err == nil {
+		if st, err := procstat.Read("/proc", p.PID); err == nil {
 			sum += st.CPUSeconds()
 		}
 	}
@@ -176,7 +177,7 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 	var sampler capture.Sampler
 	var cs cost
 	cpu0 := selfCPU()
-	srv0, err := workload.ReadProc("/proc", srv.PID)
+	srv0, err := procstat.Read("/proc", srv.PID)
 	if err != nil {
 		return 0, cs, err
 	}
@@ -212,7 +213,7 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 			return 0, cs, fmt.Errorf("%s stop after %s: %w", sampler.Name(), time.Since(start), err)
 		}
 		cs.total = (selfCPU() - sb - cpu0) / window
-		srv1, err := workload.ReadProc("/proc", srv.PID)
+		srv1, err := procstat.Read("/proc", srv.PID)
 		if err != nil {
 			return 0, cs, err
 		}

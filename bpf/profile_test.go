@@ -17,7 +17,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // childEnv makes the test binary a workload instead of running tests (see
@@ -149,12 +149,12 @@ func TestProfileBusyLoop(t *testing.T) {
 
 	fdsBefore := openFDs(t)
 	p := load(t, Options{PID: pid, FrequencyHz: 499})
-	before, err := workload.ReadProc("/proc", pid)
+	before, err := procstat.Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	counts, h := sample(t, p, 2*time.Second)
-	after, err := workload.ReadProc("/proc", pid)
+	after, err := procstat.Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}

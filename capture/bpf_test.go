@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/bpf"
-	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 func requireBPF(t *testing.T) {
@@ -42,18 +42,18 @@ func TestBPFSampler(t *testing.T) {
 	if err := s.Start(ctx, pid, Options{FrequencyHz: 499}); err == nil {
 		t.Errorf("a second Start succeeded")
 	}
-	before, err := workload.ReadProc("/proc", pid)
+	before, err := procstat.Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
 	soFar := s.SamplesSoFar()
-	after, err := workload.ReadProc("/proc", pid)
+	after, err := procstat.Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// What the shell ran so far (a loaded machine gives it less than a CPU).
-	if want := 499 * workload.Diff(before, after).CPU(); float64(soFar) < 0.8*want-10 || soFar == 0 {
+	if want := 499 * procstat.Diff(before, after).CPU(); float64(soFar) < 0.8*want-10 || soFar == 0 {
 		t.Errorf("SamplesSoFar() = %d after %.2f CPU-s at 499 Hz, want about %.0f", soFar, want/499, want)
 	}
 	res, err := s.Stop(ctx)
@@ -62,7 +62,7 @@ func TestBPFSampler(t *testing.T) {
 	}
 	// The sampled CPU matches what the process was accounted (on a loaded
 	// machine the shell gets less than a whole CPU).
-	cpu := workload.Diff(before, after).CPU()
+	cpu := procstat.Diff(before, after).CPU()
 	if sampled := float64(res.Samples) / 499; math.Abs(sampled-cpu) > 0.1*cpu+0.03 {
 		t.Errorf("sampled %.2f s (%d samples) vs accounted %.2f s: want within 10%%", sampled, res.Samples, cpu)
 	}

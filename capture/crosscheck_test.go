@@ -16,7 +16,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
-	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // TestPerfVersusBPF samples the same MariaDB under the same sysbench
@@ -66,9 +66,9 @@ func TestPerfVersusBPF(t *testing.T) {
 	ctx := context.Background()
 	perf, bpf := capture.NewPerf(), capture.NewBPF()
 	opts := capture.Options{FrequencyHz: freq}
-	read := func() *workload.ProcSnapshot {
+	read := func() *procstat.Snapshot {
 		t.Helper()
-		st, err := workload.ReadProc("/proc", srv.PID)
+		st, err := procstat.Read("/proc", srv.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestPerfVersusBPF(t *testing.T) {
 			t.Logf("%s warning: %s", r.Sampler, w)
 		}
 	}
-	inner, outer := workload.Diff(t1, t2).CPU(), workload.Diff(t0, t3).CPU()
+	inner, outer := procstat.Diff(t1, t2).CPU(), procstat.Diff(t0, t3).CPU()
 	t.Logf("accounted %.2f to %.2f CPU-s; bpf sampled %.2f s (%d samples, %d lost); perf sampled %.2f s (%d samples, %d lost)",
 		inner, outer, float64(bres.Samples)/freq, bres.Samples, bres.Lost, float64(pres.Samples)/freq, pres.Samples, pres.Lost)
 	for _, r := range []*capture.Result{pres, bres} {

@@ -6,8 +6,9 @@
 // private server on a unix socket (StartServer, Server.Prepare,
 // Server.Stop). Run (or Start, Session.Measure and Session.Close) runs
 // the matrix: every workload on every server, repeated, the servers in a
-// rotating order, each measurement a recording session of package record;
-// the report is someone else's job (package benchreport).
+// rotating order, each measurement a recording session of package record.
+// WriteReport hands the measurements to package benchreport, laid out as
+// the config says; the figures and pages are benchreport's.
 //
 // Parsers take an io.Reader or bytes and never touch the system
 // (ParseConfig, ParseSourcesList, ParseDeb822Sources, ParseParagraphs,

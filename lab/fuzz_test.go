@@ -3,25 +3,16 @@ package lab
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func addFixtures(f *testing.F, pattern string) {
-	paths, _ := filepath.Glob(filepath.Join("..", pattern))
-	for _, p := range paths {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
-	}
-}
+	"github.com/flamediff/flamediff/internal/fuzzseed"
+)
 
 // FuzzParseConfig: no panic; a config xor a *ConfigError whose every
 // diagnostic has a position.
 func FuzzParseConfig(f *testing.F) {
-	addFixtures(f, "examples/lab/*.yaml")
+	fuzzseed.AddFiles(f, "../examples/lab/*.yaml")
 	f.Add([]byte("servers: [{label: a, suite: trixie}]\nworkloads: [{test: oltp_insert, duration: 2s, warmup: 1}]\n"))
 	f.Add([]byte("servers:\n\t- x"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -55,7 +46,7 @@ func FuzzParseConfig(f *testing.F) {
 // FuzzSources: no panic; every source FindMirror may use has a URI, and
 // the mirror's sources.list reads back to the same mirror.
 func FuzzSources(f *testing.F) {
-	addFixtures(f, "testdata/lab/sources/*")
+	fuzzseed.AddFiles(f, "../testdata/lab/sources/*")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, parse := range []func([]byte) ([]Source, error){
 			func(b []byte) ([]Source, error) { return ParseSourcesList(bytes.NewReader(b), "x") },
@@ -123,7 +114,7 @@ func FuzzCompareVersions(f *testing.F) {
 
 // FuzzParseLoaderError: no panic; a result names a library.
 func FuzzParseLoaderError(f *testing.F) {
-	addFixtures(f, "testdata/lab/loader/*.txt")
+	fuzzseed.AddFiles(f, "../testdata/lab/loader/*.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if m := ParseLoaderError(data); m != nil && m.Library == "" {
 			t.Fatalf("ParseLoaderError(%q) = %+v without a library", data, m)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/record"
 )
 
@@ -128,17 +129,10 @@ capture: {sampler: perf, frequency: 99}
 `)
 }
 
+// readMeta returns the run metadata of run directory dir.
 func readMeta(t *testing.T, dir string) *fold.Meta {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := fold.ParseMeta(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _ := recordtest.ReadRun(t, dir)
 	return m
 }
 

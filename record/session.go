@@ -14,6 +14,7 @@ import (
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // recorder holds one recording's state, so that every exit path can
@@ -39,7 +40,7 @@ type recorder struct {
 type window struct {
 	length     time.Duration // 0: until the workload ends
 	start, end time.Time
-	before     *workload.ProcSnapshot
+	before     *procstat.Snapshot
 	cBefore    map[string]int64
 }
 
@@ -84,7 +85,7 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	reason := r.wait(ctx, win)
 
 	// The window's figures, before the sampler is stopped.
-	after, procErr := workload.ReadProc(c.ProcRoot, r.pid)
+	after, procErr := procstat.Read(c.ProcRoot, r.pid)
 	var cAfter map[string]int64
 	if r.server != nil && procErr == nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -101,7 +102,7 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 			reason = fmt.Sprintf("the server (pid %d) died during the window", r.pid)
 		}
 	} else {
-		r.procFigures(workload.Diff(win.before, after))
+		r.procFigures(procstat.Diff(win.before, after))
 	}
 	if win.cBefore != nil && cAfter != nil {
 		r.operations(win.cBefore, cAfter)
@@ -161,7 +162,7 @@ func (r *recorder) startWorkload(ctx context.Context) error {
 // start.
 func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	c := r.cfg
-	if _, err := workload.ReadProc(c.ProcRoot, r.pid); err != nil {
+	if _, err := procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
 	sampler, err := r.newSampler()
@@ -176,7 +177,7 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	}
 	r.sampler = sampler
 	// The window starts once the sampler runs: figures from here on.
-	if win.before, err = workload.ReadProc(c.ProcRoot, r.pid); err != nil {
+	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
 	}
 	if r.server != nil {
@@ -222,7 +223,7 @@ func (r *recorder) wait(ctx context.Context, win *window) string {
 		case <-ctx.Done():
 			return fmt.Sprintf("interrupted (Ctrl-C) %s into the window", time.Since(win.start).Round(time.Second))
 		case <-tick.C:
-			if _, err := workload.ReadProc(r.cfg.ProcRoot, r.pid); errors.Is(err, workload.ErrProcessGone) {
+			if _, err := procstat.Read(r.cfg.ProcRoot, r.pid); errors.Is(err, procstat.ErrProcessGone) {
 				return fmt.Sprintf("the server (pid %d) died %s into the window", r.pid, time.Since(win.start).Round(time.Second))
 			}
 			if r.ticks {
@@ -233,7 +234,7 @@ func (r *recorder) wait(ctx context.Context, win *window) string {
 }
 
 // procFigures fills the metadata from the window's /proc deltas.
-func (r *recorder) procFigures(w workload.Window) {
+func (r *recorder) procFigures(w procstat.Window) {
 	r.meta.WindowSeconds = w.Seconds
 	r.meta.CPUUserSeconds, r.meta.CPUSystemSeconds = w.CPUUser, w.CPUSystem
 	r.meta.CPUSecondsTotal = w.CPUUser + w.CPUSystem

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/recordtest"
 )
 
 // forEachSampler runs f as a subtest for each sampler that can run here
@@ -23,67 +22,10 @@ func forEachSampler(t *testing.T, f func(t *testing.T, sampler string)) {
 	t.Helper()
 	for _, sampler := range []string{"perf", "bpf"} {
 		t.Run(sampler, func(t *testing.T) {
-			requireSampler(t, sampler)
+			recordtest.RequireSampler(t, sampler)
 			f(t, sampler)
 		})
 	}
-}
-
-func requireSampler(t *testing.T, sampler string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("recording another process needs root")
-	}
-	check := capture.CheckPerf
-	if sampler == "bpf" {
-		check = capture.CheckBPF
-	}
-	if err := check(); err != nil {
-		t.Skipf("the %s sampler cannot run here: %v", sampler, err)
-	}
-}
-
-// burner starts a process that burns CPU until killed.
-func burner(t *testing.T) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", "while :; do :; done")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd
-}
-
-// noPerfLeft fails when a perf process sampling pid still runs.
-func noPerfLeft(t *testing.T, pid int) {
-	t.Helper()
-	ps, err := capture.FindProcesses("/proc", "perf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if strings.Contains(strings.Join(p.Cmdline, " "), "-p "+strconv.Itoa(pid)) {
-			t.Errorf("perf process %d still runs: %q", p.PID, p.Cmdline)
-		}
-	}
-}
-
-func readRun(t *testing.T, dir string) (*fold.Meta, string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
-	if err != nil {
-		t.Fatalf("run directory: %v", err)
-	}
-	defer f.Close()
-	m, err := fold.ParseMeta(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stacks, _ := os.ReadFile(filepath.Join(dir, fold.StacksFile))
-	return m, string(stacks)
 }
 
 // statuses collects what Run reports.
@@ -110,7 +52,7 @@ func (s *statuses) phases() map[Phase]int {
 
 func TestRunWorkloadFails(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
+		target := recordtest.Burner(t)
 		out := filepath.Join(t.TempDir(), "run")
 		var got statuses
 		start := time.Now()
@@ -126,7 +68,7 @@ func TestRunWorkloadFails(t *testing.T) {
 		if time.Since(start) > 8*time.Second {
 			t.Errorf("record took %s: it should stop when the workload ends", time.Since(start))
 		}
-		m, stacks := readRun(t, out)
+		m, stacks := recordtest.ReadRun(t, out)
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "workload") {
 			t.Errorf("complete = %v, reason %q: want false, naming the workload", m.Complete, m.Incomplete)
 		}
@@ -143,13 +85,13 @@ func TestRunWorkloadFails(t *testing.T) {
 		if n := got.phases(); n[PhaseWarmup] != 1 || n[PhaseSampling] != 1 || n[PhaseWindowEnd] != 1 {
 			t.Errorf("progress phases %v: want one warmup, one sampling and one window end", n)
 		}
-		noPerfLeft(t, target.Process.Pid)
+		recordtest.NoPerfLeft(t, target.Process.Pid)
 	})
 }
 
 func TestRunTargetDies(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
+		target := recordtest.Burner(t)
 		out := filepath.Join(t.TempDir(), "run")
 		go func() {
 			time.Sleep(2500 * time.Millisecond)
@@ -161,7 +103,7 @@ func TestRunTargetDies(t *testing.T) {
 		if !errors.Is(err, ErrIncomplete) {
 			t.Fatalf("Run: %v, want an error wrapping ErrIncomplete", err)
 		}
-		m, stacks := readRun(t, out)
+		m, stacks := recordtest.ReadRun(t, out)
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
 			t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
 		}
@@ -182,14 +124,14 @@ func TestRunTargetDies(t *testing.T) {
 			}
 		}
 		got.mu.Unlock()
-		noPerfLeft(t, target.Process.Pid)
+		recordtest.NoPerfLeft(t, target.Process.Pid)
 	})
 }
 
 // TestRunInterrupt cancels the context 3 s into the window, as Ctrl-C does.
 func TestRunInterrupt(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
+		target := recordtest.Burner(t)
 		out := filepath.Join(t.TempDir(), "run")
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -204,7 +146,7 @@ func TestRunInterrupt(t *testing.T) {
 		if !errors.Is(err, ErrIncomplete) || time.Since(start) > 25*time.Second {
 			t.Fatalf("Run: %v after %s; want an incomplete run soon after the cancel", err, time.Since(start))
 		}
-		m, stacks := readRun(t, out)
+		m, stacks := recordtest.ReadRun(t, out)
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
 			t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
 		}
@@ -216,13 +158,13 @@ func TestRunInterrupt(t *testing.T) {
 		if err := json.Unmarshal(data, &raw); err != nil {
 			t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
 		}
-		noPerfLeft(t, target.Process.Pid)
+		recordtest.NoPerfLeft(t, target.Process.Pid)
 	})
 }
 
 func TestRunWorkloadEndsInWarmup(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
-		target := burner(t)
+		target := recordtest.Burner(t)
 		out := filepath.Join(t.TempDir(), "run")
 		start := time.Now()
 		res, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
@@ -233,19 +175,19 @@ func TestRunWorkloadEndsInWarmup(t *testing.T) {
 		if time.Since(start) > 4*time.Second {
 			t.Errorf("record took %s: it should stop as soon as the workload ends", time.Since(start))
 		}
-		m, _ := readRun(t, out)
+		m, _ := recordtest.ReadRun(t, out)
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "warmup") {
 			t.Errorf("complete = %v, reason %q: want false, naming the warmup", m.Complete, m.Incomplete)
 		}
-		noPerfLeft(t, target.Process.Pid)
+		recordtest.NoPerfLeft(t, target.Process.Pid)
 	})
 }
 
 // The window derived from sysbench's --time must leave room for the
 // warmup and the margin.
 func TestRunNoWindow(t *testing.T) {
-	requireSampler(t, "perf")
-	target := burner(t)
+	recordtest.RequireSampler(t, "perf")
+	target := recordtest.Burner(t)
 	out := filepath.Join(t.TempDir(), "run")
 	// A stand-in named sysbench that outlives the warmup.
 	sysbench := filepath.Join(t.TempDir(), "sysbench")

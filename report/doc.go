@@ -5,7 +5,8 @@
 // tablewriter, aligned plain text, GitHub markdown, CSV, JSON and HTML
 // tables), the one rule for rounding figures (Round, Fixed, Signed) and
 // the builders that turn a diff.Summary or diff.Result into a Document,
-// CSV rows or the JSON objects whose schema is in schema.go.
+// CSV rows or the JSON objects whose schema is in schema.go, and map rule
+// proposals (suggest.Suggestions) into the section of diff --suggest.
 //
 // The package does no file I/O: writers take an io.Writer, builders take
 // values computed by package diff and symbolmap. Names are cleaned and

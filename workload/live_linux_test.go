@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/internal/mariadbtest"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // TestLiveServer runs against a private MariaDB (see internal/mariadbtest);
@@ -105,12 +106,12 @@ func TestLiveServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p0, err := ReadProc("/proc", db.PID)
+		p0, err := procstat.Read("/proc", db.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
-		p1, err := ReadProc("/proc", db.PID)
+		p1, err := procstat.Read("/proc", db.PID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +122,7 @@ func TestLiveServer(t *testing.T) {
 		if err := run.Wait(); err != nil {
 			t.Fatalf("sysbench: %v", err)
 		}
-		w := Diff(p0, p1)
+		w := procstat.Diff(p0, p1)
 		ops := c1["Questions"] - c0["Questions"]
 		t.Logf("window %+v; %d questions; threads %d", w, ops, p1.Threads)
 		if w.Seconds < 0.9 || w.CPU() <= 0 || w.Voluntary == 0 || ops < 100 || p1.Threads < 2 || !p1.IOAvailable {

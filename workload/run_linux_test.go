@@ -33,17 +33,33 @@ func groupMembers(t *testing.T, pgid int) (live, zombies []int) {
 		if err != nil {
 			continue
 		}
-		f, err := parseStat(data)
-		if err != nil || f.pgrp != pgid {
+		state, pgrp, ok := stateAndGroup(data)
+		if !ok || pgrp != pgid {
 			continue
 		}
-		if f.state == 'Z' || f.state == 'X' {
+		if state == 'Z' || state == 'X' {
 			zombies = append(zombies, pid)
 		} else {
 			live = append(live, pid)
 		}
 	}
 	return live, zombies
+}
+
+// stateAndGroup returns the state and the process group of a
+// /proc/PID/stat text: the first and third fields after the command name
+// (proc(5)), which is in parentheses and may hold any byte.
+func stateAndGroup(stat []byte) (state byte, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	pgrp, err := strconv.Atoi(string(f[2]))
+	return f[0][0], pgrp, err == nil
 }
 
 // assertGroupGone checks that process group pgid is empty: kill(-pgid, 0)

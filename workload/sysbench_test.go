@@ -47,7 +47,10 @@ func TestParseSysbench(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("testdata", "sysbench", tt.file)
-			data := readTestdata(t, filepath.Join("sysbench", tt.file))
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, err := ParseSysbench(bytes.NewReader(data))
 			checkGolden(t, strings.TrimSuffix(path, ".sysbench")+".golden.json", goldenJSON(t, got, err))
 			if tt.errContains != nil {

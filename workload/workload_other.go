@@ -17,12 +17,6 @@ const (
 	sigKill
 )
 
-// ReadProc reads /proc, which only Linux has: here it returns an error
-// wrapping errors.ErrUnsupported.
-func ReadProc(procRoot string, pid int) (*ProcSnapshot, error) {
-	return nil, fmt.Errorf("read process %d: %w on this system", pid, errors.ErrUnsupported)
-}
-
 // Start runs workloads in process groups on Linux only: here it returns an
 // error wrapping errors.ErrUnsupported.
 func Start(ctx context.Context, args []string, log io.Writer) (*Run, error) {

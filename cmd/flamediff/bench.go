@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flamediff/flamediff/benchreport"
 	"github.com/flamediff/flamediff/internal/atomicfile"
 	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
@@ -166,20 +165,8 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 // writeBenchReport writes the report of the runs to dir and its summary
 // to w.
 func writeBenchReport(w io.Writer, dir string, cfg *lab.Config, m *symbolmap.Map, measured []lab.Measurement) error {
-	base := ""
-	if sp := cfg.Base(); sp != nil {
-		base = sp.Label
-	}
-	runs := make([]benchreport.Run, len(measured))
-	for i, r := range measured {
-		runs[i] = benchreport.Run{Server: r.Server, Workload: r.Workload, Repeat: r.Repeat, Dir: r.Dir, Missing: r.Missing}
-	}
-	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: cfg.Labels(), Workloads: cfg.WorkloadNames(),
-		Roots: cfg.Roots, Map: m, SVG: true})
+	rep, err := lab.WriteReport(dir, cfg, m, measured)
 	if err != nil {
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	if err := rep.WriteFiles(dir); err != nil {
 		return fmt.Errorf("bench: report: %w", err)
 	}
 	if err := rep.WriteSummary(w); err != nil {

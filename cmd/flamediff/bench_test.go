@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/recordtest"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -63,7 +64,7 @@ func TestBenchBadConfig(t *testing.T) {
 // seconds, and a report whose rQPS, per-op figures and subtree breakdown
 // are recomputed here from the run directories' run.json and stacks.folded.
 func TestBenchEndToEnd(t *testing.T) {
-	requirePerf(t)
+	recordtest.RequireSampler(t, "perf")
 	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd", "apt-get", "dpkg"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
@@ -163,7 +164,11 @@ map: ` + mapPath + "\n"
 		if v.Missing != "" || len(v.Dirs) != 1 || v.QPS == nil || v.CPUPerOp == nil {
 			t.Fatalf("version %s: missing %q, dirs %v: want one measured run", v.Server, v.Missing, v.Dirs)
 		}
-		m, p := readRunDir(t, v.Dirs[0])
+		m, folded := recordtest.ReadRun(t, v.Dirs[0])
+		p, err := fold.ParseFolded(strings.NewReader(folded), true)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Dirs[0], err)
+		}
 		metas[v.Server], stacks[v.Server] = m, p
 		if m.Label != v.Server || m.Complete == nil || !*m.Complete {
 			t.Errorf("%s: run.json label %q, complete %v", v.Server, m.Label, m.Complete)
@@ -201,29 +206,6 @@ map: ` + mapPath + "\n"
 	if !strings.Contains(string(md), "| point-select |") || !strings.Contains(string(md), "mysqld_stmt_execute") {
 		t.Errorf("report.md lacks the rQPS row or the subtree:\n%s", md)
 	}
-}
-
-func readRunDir(t *testing.T, dir string) (*fold.Meta, *fold.Profile) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := fold.ParseMeta(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := os.Open(filepath.Join(dir, fold.StacksFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	p, err := fold.ParseFolded(sf, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, p
 }
 
 func closeRel(a, b, tol float64) bool {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -193,49 +192,9 @@ func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]
 			return nil, err
 		}
 		sug.BaseLabel, sug.TargetLabel = labels[0], labels[i]
-		if sug.Before == 0 {
-			continue
+		if sug.Before > 0 {
+			out = append(out, report.Suggestions(sug, suggestTop))
 		}
-		sec := report.Section{
-			Title: fmt.Sprintf("Suggested map rules, %s vs %s (top %d of %d; all, as YAML: flamediff map suggest BASE TARGET)",
-				labels[0], labels[i], min(suggestTop, len(sug.Proposals)), len(sug.Proposals)),
-			Columns: []report.Column{report.NumColumn("#"), report.NumColumn("score"), report.TextColumn("rule"), report.TextColumn("evidence")},
-			Notes: []string{fmt.Sprintf("%s held %.2f%% or more of the samples in one profile only; %d %s left unpaired once all the proposed rules are applied.",
-				names.Plural(sug.Before, "function"), sug.Options.MinShare, len(sug.Unpaired), isAre(len(sug.Unpaired)))},
-		}
-		// The best first, numbered in the order found (#N), as map suggest
-		// prints them.
-		for k, j := range sug.BestFirst() {
-			if k == suggestTop {
-				break
-			}
-			sec.AddRow(fmt.Sprint(j+1), report.F2(sug.Proposals[j].Score), ruleText(sug.Proposals[j]), sug.Describe(j))
-		}
-		if len(sec.Rows) == 0 {
-			sec.Columns = []report.Column{report.TextColumn("function"), report.TextColumn("only in"), report.NumColumn("incl %")}
-			sec.Notes = nil
-			sec.Title = fmt.Sprintf("No map rule to suggest, %s vs %s: these functions hold %.2f%% or more in one profile only", labels[0], labels[i], sug.Options.MinShare)
-			for _, u := range sug.Unpaired {
-				sec.AddRow(u.Name, sug.Label(u.Side), report.F2(u.Share))
-			}
-		}
-		out = append(out, sec)
 	}
 	return out, nil
-}
-
-// ruleText is a proposal's rule on one line: "rename Sql_cmd_dml::execute → mysql_update".
-func ruleText(p suggest.Proposal) string {
-	if p.Kind == suggest.Elide {
-		return "elide " + strings.Join(p.From, ", ")
-	}
-	return fmt.Sprintf("rename %s → %s", strings.Join(p.From, ", "), p.To)
-}
-
-// isAre is the verb for a count: "is" for 1, "are" otherwise.
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }

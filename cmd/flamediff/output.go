@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/flamediff/flamediff/report"
@@ -19,15 +20,14 @@ const (
 	formatMarkdown = string(report.FormatMarkdown)
 )
 
-var formats = []string{formatTable, formatJSON, formatCSV, formatMarkdown}
+// formats are the --format values, in the order help texts list them.
+var formats = report.FormatNames()
 
 func checkFormat(f string) error {
-	for _, ok := range formats {
-		if f == ok {
-			return nil
-		}
+	if !slices.Contains(formats, f) {
+		return usageError("--format %q: want one of %s", f, strings.Join(formats, ", "))
 	}
-	return usageError("--format %q: want one of %s", f, strings.Join(formats, ", "))
+	return nil
 }
 
 // collapseFlags name the flags that turn the breakdown defaults off, for
@@ -41,10 +41,7 @@ func (c *commonFlags) reportOptions(warnings []string) report.Options {
 
 // writeDocument renders d as a terminal table or as GitHub markdown.
 func writeDocument(w io.Writer, format string, d *report.Document) error {
-	if format == formatMarkdown {
-		return report.WriteMarkdown(w, d)
-	}
-	return report.WriteText(w, d)
+	return report.Write(w, report.Format(format), d)
 }
 
 // printWarnings says each warning on stderr (CSV has no place for them).

@@ -18,6 +18,7 @@ import (
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
+	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/record"
 )
 
@@ -160,46 +161,6 @@ func interruptAt(t *testing.T, argv []string, marker string, startWithin, stopWi
 	return cmd.Process.Pid, stderr.String()
 }
 
-func requireSampler(t *testing.T, sampler string) {
-	t.Helper()
-	if sampler == "perf" {
-		requirePerf(t)
-		return
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the BPF sampler needs root")
-	}
-	if err := capture.CheckBPF(); err != nil {
-		t.Skipf("the BPF sampler cannot run here: %v", err)
-	}
-}
-
-// requirePerf skips unless perf can sample other processes here.
-func requirePerf(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("record tests need root to sample another process with perf")
-	}
-	if err := capture.CheckPerf(); err != nil {
-		t.Skipf("perf cannot sample here: %v", err)
-	}
-}
-
-func readRun(t *testing.T, dir string) (*fold.Meta, string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, fold.MetaFile))
-	if err != nil {
-		t.Fatalf("run directory: %v", err)
-	}
-	defer f.Close()
-	m, err := fold.ParseMeta(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stacks, _ := os.ReadFile(filepath.Join(dir, fold.StacksFile))
-	return m, string(stacks)
-}
-
 func within(got, want, frac float64) bool {
 	if want == 0 {
 		return got == 0
@@ -211,8 +172,8 @@ func within(got, want, frac float64) bool {
 // TestRecordMariaDB is the end-to-end test: a real MariaDB, a real sysbench
 // oltp_update_non_index run, flamediff record around it.
 func TestRecordMariaDB(t *testing.T) {
-	requirePerf(t)
-	requireSampler(t, "bpf") // --sampler auto is expected to pick it
+	recordtest.RequireSampler(t, "perf")
+	recordtest.RequireSampler(t, "bpf") // --sampler auto is expected to pick it
 	srv := mariadbtest.Start(t, mariadbtest.Options{})
 	srv.Prepare(t, "oltp_update_non_index", 10000)
 	out := filepath.Join(t.TempDir(), "run")
@@ -224,7 +185,7 @@ func TestRecordMariaDB(t *testing.T) {
 		t.Fatalf("flamediff %q exited %d:\n%s\nserver log:\n%s", args, code, stderr.String(), srv.ErrorLog())
 	}
 	t.Logf("stderr:\n%s", stderr.String())
-	m, stacks := readRun(t, out)
+	m, stacks := recordtest.ReadRun(t, out)
 	for _, fn := range []string{"mysqld_stmt_execute", "mysql_update", "trans_commit_stmt"} {
 		if !strings.Contains(stacks, ";"+fn+";") && !strings.Contains(stacks, ";"+fn+" ") {
 			t.Errorf("stacks.folded has no %s", fn)
@@ -281,7 +242,7 @@ func TestRecordMariaDB(t *testing.T) {
 	if code := run(args2, strings.NewReader(""), &bytes.Buffer{}, &stderr2); code != 0 {
 		t.Fatalf("flamediff %q exited %d:\n%s", args2, code, stderr2.String())
 	}
-	m2, stacks2 := readRun(t, out2)
+	m2, stacks2 := recordtest.ReadRun(t, out2)
 	if m2.Sampler != "perf" || strings.HasPrefix(m2.SamplerReason, "auto") || !strings.Contains(stacks2, ";mysqld_stmt_execute;") {
 		t.Errorf("--sampler perf: sampler %q (%q), mysqld_stmt_execute in stacks: %v",
 			m2.Sampler, m2.SamplerReason, strings.Contains(stacks2, ";mysqld_stmt_execute;"))
@@ -304,47 +265,19 @@ func TestRecordMariaDB(t *testing.T) {
 	}
 }
 
-// burner starts a process that burns CPU until killed.
-func burner(t *testing.T) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", "while :; do :; done")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd
-}
-
-// noPerfLeft fails when a perf process sampling pid still runs.
-func noPerfLeft(t *testing.T, pid int) {
-	t.Helper()
-	ps, err := capture.FindProcesses("/proc", "perf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if strings.Contains(strings.Join(p.Cmdline, " "), "-p "+strconv.Itoa(pid)) {
-			t.Errorf("perf process %d still runs: %q", p.PID, p.Cmdline)
-		}
-	}
-}
-
 // TestRecordInterrupt sends SIGINT to a real flamediff binary mid-window:
 // the command's signal handling reaches record.Run (whose own tests cover
 // both samplers with a cancelled context).
 func TestRecordInterrupt(t *testing.T) {
-	requirePerf(t)
+	recordtest.RequireSampler(t, "perf")
 	bin := buildFlamediff(t)
-	target := burner(t)
+	target := recordtest.Burner(t)
 	out := filepath.Join(t.TempDir(), "run")
 	// Interrupt 3 s into the window (starting perf may take a while on a
 	// loaded machine).
 	interruptAt(t, []string{bin, "record", "--sampler", "perf", "--pid", strconv.Itoa(target.Process.Pid), "--duration", "30s", "--freq", "199", "--out", out},
 		"sampling pid", 30*time.Second, 20*time.Second)
-	m, stacks := readRun(t, out)
+	m, stacks := recordtest.ReadRun(t, out)
 	if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "interrupted") {
 		t.Errorf("complete = %v, reason %q: want false, interrupted", m.Complete, m.Incomplete)
 	}
@@ -356,7 +289,7 @@ func TestRecordInterrupt(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Errorf("run.json is not valid JSON after an interrupt: %v", err)
 	}
-	noPerfLeft(t, target.Process.Pid)
+	recordtest.NoPerfLeft(t, target.Process.Pid)
 }
 
 // recordError words record's errors with the command's flags, as the

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flamediff/flamediff/internal/buildinfo"
 )
 
 // Exit codes.
@@ -52,7 +54,7 @@ runs the whole comparison on several server versions.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.Version = versionString()
+	root.Version = buildinfo.String()
 	root.SetVersionTemplate("flamediff {{.Version}}\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -20,16 +19,6 @@ func TestVersion(t *testing.T) {
 		if code != exitOK || !strings.HasPrefix(out, "flamediff ") || !strings.Contains(out, "go1.") {
 			t.Errorf("flamediff %v: exit %d, stdout %q; want the version with the Go version", args, code, out)
 		}
-	}
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-12-03T08:00:00Z"}, {Key: "vcs.modified", Value: "true"},
-	}}
-	want := "v1.2.3, commit 0123456789ab+dirty of 2026-12-03T08:00:00Z, go1.26.8"
-	if got := formatVersion(bi); got != want {
-		t.Errorf("formatVersion = %q, want %q", got, want)
-	}
-	if got := formatVersion(&debug.BuildInfo{GoVersion: "go1.26.8"}); got != "(devel), go1.26.8" {
-		t.Errorf("formatVersion(no module version, no vcs) = %q", got)
 	}
 }
 

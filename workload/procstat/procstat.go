@@ -1,4 +1,4 @@
-package workload
+package procstat
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 // DefaultClockTicks is the unit of the CPU times in /proc/PID/stat: ticks
 // per second (USER_HZ, what sysconf(_SC_CLK_TCK) and `getconf CLK_TCK`
 // return). The kernel exports these times in USER_HZ, which is 100 on every
-// architecture Go runs on, whatever the kernel's internal HZ; ReadProc
+// architecture Go runs on, whatever the kernel's internal HZ; Read
 // assumes it rather than asking libc.
 const DefaultClockTicks = 100
 
-// ErrProcessGone is wrapped by ReadProc's error when the process no longer
+// ErrProcessGone is wrapped by Read's error when the process no longer
 // exists (or is a zombie that has not been reaped yet).
 var ErrProcessGone = errors.New("process is gone")
 
@@ -23,10 +23,10 @@ var ErrProcessGone = errors.New("process is gone")
 // ParseIO when the text is not what the kernel writes.
 var ErrBadProcData = errors.New("malformed /proc data")
 
-// ProcSnapshot holds the figures of one process at one moment, from /proc.
+// Snapshot holds the figures of one process at one moment, from /proc.
 // Counters are cumulative since the process started; two snapshots make a
 // Window (see Diff).
-type ProcSnapshot struct {
+type Snapshot struct {
 	// Time is when the snapshot was taken (with a monotonic reading).
 	Time time.Time
 	// UserTicks and SystemTicks are utime and stime of /proc/PID/stat: CPU
@@ -54,7 +54,7 @@ type ProcSnapshot struct {
 }
 
 // CPUSeconds returns the process's user plus system CPU time in seconds.
-func (s *ProcSnapshot) CPUSeconds() float64 {
+func (s *Snapshot) CPUSeconds() float64 {
 	return float64(s.UserTicks+s.SystemTicks) / float64(clockTicks(s.ClockTicks))
 }
 
@@ -80,7 +80,7 @@ func (w Window) CPU() float64 { return w.CPUUser + w.CPUSystem }
 // the window, or snapshots of different processes) counts as zero, and a
 // negative duration as zero seconds. The I/O figures are zero unless both
 // snapshots have them. Either snapshot nil gives the zero Window.
-func Diff(before, after *ProcSnapshot) Window {
+func Diff(before, after *Snapshot) Window {
 	if before == nil || after == nil {
 		return Window{}
 	}

@@ -1,4 +1,4 @@
-package workload
+package procstat
 
 import (
 	"errors"
@@ -166,22 +166,22 @@ func TestParseIO(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	base := ProcSnapshot{Time: t0, UserTicks: 1000, SystemTicks: 500, ClockTicks: 100, Voluntary: 10, Involuntary: 5,
+	base := Snapshot{Time: t0, UserTicks: 1000, SystemTicks: 500, ClockTicks: 100, Voluntary: 10, Involuntary: 5,
 		ReadOps: 100, WriteOps: 200, ReadBytes: 4096, WriteBytes: 8192, IOAvailable: true, Threads: 4}
-	later := func(f func(*ProcSnapshot)) *ProcSnapshot {
+	later := func(f func(*Snapshot)) *Snapshot {
 		s := base
 		f(&s)
 		return &s
 	}
 	tests := []struct {
 		name          string
-		before, after *ProcSnapshot
+		before, after *Snapshot
 		want          Window
 	}{
 		{
 			name:   "six seconds",
 			before: &base,
-			after: later(func(s *ProcSnapshot) {
+			after: later(func(s *Snapshot) {
 				s.Time = t0.Add(6 * time.Second)
 				s.UserTicks += 250
 				s.SystemTicks += 123
@@ -197,8 +197,8 @@ func TestDiff(t *testing.T) {
 		},
 		{
 			name:   "other clock ticks",
-			before: later(func(s *ProcSnapshot) { s.ClockTicks = 250 }),
-			after: later(func(s *ProcSnapshot) {
+			before: later(func(s *Snapshot) { s.ClockTicks = 250 }),
+			after: later(func(s *Snapshot) {
 				s.ClockTicks = 250
 				s.Time = t0.Add(time.Second)
 				s.UserTicks += 500
@@ -207,14 +207,14 @@ func TestDiff(t *testing.T) {
 		},
 		{
 			name:   "zero clock ticks means 100",
-			before: later(func(s *ProcSnapshot) { s.ClockTicks = 0 }),
-			after:  later(func(s *ProcSnapshot) { s.ClockTicks = 0; s.SystemTicks += 50 }),
+			before: later(func(s *Snapshot) { s.ClockTicks = 0 }),
+			after:  later(func(s *Snapshot) { s.ClockTicks = 0; s.SystemTicks += 50 }),
 			want:   Window{CPUSystem: 0.5},
 		},
 		{
 			name:   "threads exited: counts went down",
 			before: &base,
-			after: later(func(s *ProcSnapshot) {
+			after: later(func(s *Snapshot) {
 				s.Time = t0.Add(2 * time.Second)
 				s.Voluntary = 3
 				s.Involuntary = 1
@@ -225,7 +225,7 @@ func TestDiff(t *testing.T) {
 		{
 			name:   "no io in one snapshot",
 			before: &base,
-			after: later(func(s *ProcSnapshot) {
+			after: later(func(s *Snapshot) {
 				s.IOAvailable = false
 				s.ReadOps, s.WriteOps, s.ReadBytes, s.WriteBytes = 0, 0, 0, 0
 			}),
@@ -233,7 +233,7 @@ func TestDiff(t *testing.T) {
 		},
 		{
 			name:   "swapped",
-			before: later(func(s *ProcSnapshot) { s.Time = t0.Add(time.Second); s.UserTicks += 100 }),
+			before: later(func(s *Snapshot) { s.Time = t0.Add(time.Second); s.UserTicks += 100 }),
 			after:  &base,
 			want:   Window{},
 		},
@@ -255,7 +255,7 @@ func TestWindowCPU(t *testing.T) {
 	if got := w.CPU(); got != 3.75 {
 		t.Errorf("CPU() = %v, want 3.75", got)
 	}
-	s := ProcSnapshot{UserTicks: 250, SystemTicks: 125}
+	s := Snapshot{UserTicks: 250, SystemTicks: 125}
 	if got := s.CPUSeconds(); got != 3.75 {
 		t.Errorf("CPUSeconds() = %v, want 3.75", got)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package workload
+package procstat
 
 import (
 	"errors"
@@ -48,7 +48,7 @@ func status(vol, invol int) string {
 	return strings.NewReplacer("%d\nnon", strconv.Itoa(vol)+"\nnon", "%d\n", strconv.Itoa(invol)+"\n").Replace(fakeStatus)
 }
 
-func TestReadProcFake(t *testing.T) {
+func TestReadFake(t *testing.T) {
 	full := map[string]string{
 		"42/stat":           fakeStat,
 		"42/io":             fakeIO,
@@ -75,35 +75,35 @@ func TestReadProcFake(t *testing.T) {
 		name    string
 		files   map[string]string
 		pid     int
-		want    ProcSnapshot // Time is not compared
+		want    Snapshot // Time is not compared
 		wantErr error
 	}{
 		{
 			name:  "three threads",
 			files: full,
 			pid:   42,
-			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+			want: Snapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
 				Threads: 3, ReadOps: 10, WriteOps: 20, ReadBytes: 4096, WriteBytes: 8192, IOAvailable: true},
 		},
 		{
 			name:  "a thread exited while reading",
 			files: with(map[string]string{"42/task/44/": ""}, "42/task/44/status"),
 			pid:   42,
-			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 120, Involuntary: 6,
+			want: Snapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 120, Involuntary: 6,
 				Threads: 2, ReadOps: 10, WriteOps: 20, ReadBytes: 4096, WriteBytes: 8192, IOAvailable: true},
 		},
 		{
 			name:  "io unreadable",
 			files: with(map[string]string{"42/io/": ""}, "42/io"),
 			pid:   42,
-			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+			want: Snapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
 				Threads: 3},
 		},
 		{
 			name:  "no io file (no I/O accounting)",
 			files: with(nil, "42/io"),
 			pid:   42,
-			want: ProcSnapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
+			want: Snapshot{UserTicks: 1234, SystemTicks: 567, ClockTicks: 100, Voluntary: 123, Involuntary: 6,
 				Threads: 3},
 		},
 		{name: "no such pid", files: full, pid: 7, wantErr: ErrProcessGone},
@@ -117,66 +117,66 @@ func TestReadProcFake(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := fakeProc(t, tt.files)
 			before := time.Now()
-			got, err := ReadProc(root, tt.pid)
+			got, err := Read(root, tt.pid)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("ReadProc(%d) error = %v, want %v", tt.pid, err, tt.wantErr)
+					t.Fatalf("Read(%d) error = %v, want %v", tt.pid, err, tt.wantErr)
 				}
 				if got != nil {
-					t.Errorf("ReadProc(%d) = %+v with an error, want nil", tt.pid, got)
+					t.Errorf("Read(%d) = %+v with an error, want nil", tt.pid, got)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ReadProc(%d): %v", tt.pid, err)
+				t.Fatalf("Read(%d): %v", tt.pid, err)
 			}
 			if got.Time.Before(before) || got.Time.After(time.Now()) {
-				t.Errorf("ReadProc(%d).Time = %v, not during the call", tt.pid, got.Time)
+				t.Errorf("Read(%d).Time = %v, not during the call", tt.pid, got.Time)
 			}
 			got.Time = time.Time{}
 			if *got != tt.want {
-				t.Errorf("ReadProc(%d) = %+v, want %+v", tt.pid, *got, tt.want)
+				t.Errorf("Read(%d) = %+v, want %+v", tt.pid, *got, tt.want)
 			}
 		})
 	}
 }
 
-func TestReadProcMissingRoot(t *testing.T) {
-	_, err := ReadProc(filepath.Join(t.TempDir(), "nonexistent"), 1)
+func TestReadMissingRoot(t *testing.T) {
+	_, err := Read(filepath.Join(t.TempDir(), "nonexistent"), 1)
 	if err == nil || errors.Is(err, ErrProcessGone) {
-		t.Fatalf("ReadProc(missing root) error = %v, want an error that is not ErrProcessGone", err)
+		t.Fatalf("Read(missing root) error = %v, want an error that is not ErrProcessGone", err)
 	}
 }
 
-// TestReadProcRealTree reads the copy of a real mariadbd's /proc files in
+// TestReadRealTree reads the copy of a real mariadbd's /proc files in
 // testdata (see testdata/README.md).
-func TestReadProcRealTree(t *testing.T) {
-	got, err := ReadProc("testdata/proc/mariadbd", 24122)
+func TestReadRealTree(t *testing.T) {
+	got, err := Read("testdata/proc/mariadbd", 24122)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got.Time = time.Time{}
-	want := ProcSnapshot{UserTicks: 252, SystemTicks: 189, ClockTicks: 100, Voluntary: 43668, Involuntary: 18661,
+	want := Snapshot{UserTicks: 252, SystemTicks: 189, ClockTicks: 100, Voluntary: 43668, Involuntary: 18661,
 		Threads: 17, ReadOps: 486, WriteOps: 2355, ReadBytes: 2969600, WriteBytes: 15671296, IOAvailable: true}
 	if *got != want {
-		t.Errorf("ReadProc(mariadbd copy) = %+v, want %+v", *got, want)
+		t.Errorf("Read(mariadbd copy) = %+v, want %+v", *got, want)
 	}
 }
 
-func TestReadProcLive(t *testing.T) {
+func TestReadLive(t *testing.T) {
 	pid := os.Getpid()
-	before, err := ReadProc("/proc", pid)
+	before, err := Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if before.Threads < 1 || before.ClockTicks != DefaultClockTicks || !before.IOAvailable {
-		t.Errorf("ReadProc(self) = %+v: want threads, clock ticks %d and I/O figures", before, DefaultClockTicks)
+		t.Errorf("Read(self) = %+v: want threads, clock ticks %d and I/O figures", before, DefaultClockTicks)
 	}
 	if before.Voluntary+before.Involuntary == 0 {
-		t.Errorf("ReadProc(self) = %+v: no context switches at all", before)
+		t.Errorf("Read(self) = %+v: no context switches at all", before)
 	}
 	if before.ReadOps == 0 {
-		t.Errorf("ReadProc(self) = %+v: no read system calls (the test binary has read files)", before)
+		t.Errorf("Read(self) = %+v: no read system calls (the test binary has read files)", before)
 	}
 
 	// Burn about 300ms of CPU on every thread we start, and sleep a little
@@ -192,7 +192,7 @@ func TestReadProcLive(t *testing.T) {
 	for range 5 {
 		time.Sleep(time.Millisecond)
 	}
-	after, err := ReadProc("/proc", pid)
+	after, err := Read("/proc", pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestReadProcLive(t *testing.T) {
 		t.Errorf("Diff().CPU() = %v over %v s, want at least 0.15 s", w.CPU(), w.Seconds)
 	}
 	if w.ReadOps == 0 {
-		t.Errorf("Diff() = %+v: no read system calls in the window (ReadProc itself reads)", w)
+		t.Errorf("Diff() = %+v: no read system calls in the window (Read itself reads)", w)
 	}
 
 	// A process that has exited and been reaped.
@@ -212,7 +212,7 @@ func TestReadProcLive(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Skipf("cannot run true: %v", err)
 	}
-	if _, err := ReadProc("/proc", cmd.Process.Pid); !errors.Is(err, ErrProcessGone) {
-		t.Errorf("ReadProc(reaped pid %d) error = %v, want ErrProcessGone", cmd.Process.Pid, err)
+	if _, err := Read("/proc", cmd.Process.Pid); !errors.Is(err, ErrProcessGone) {
+		t.Errorf("Read(reaped pid %d) error = %v, want ErrProcessGone", cmd.Process.Pid, err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package workload
+package procstat
 
 import (
 	"errors"
@@ -13,15 +13,15 @@ import (
 	"time"
 )
 
-// ReadProc takes a snapshot of process pid from the proc file system
+// Read takes a snapshot of process pid from the proc file system
 // mounted at procRoot (normally "/proc"; tests pass a fake tree). It reads
 // PID/stat, every PID/task/TID/status and PID/io; threads that exit while
 // it reads are skipped. When the process does not exist or is a zombie,
 // the error wraps ErrProcessGone. When PID/io cannot be read for another
 // reason (no ptrace access to the process, a kernel without I/O
 // accounting), the snapshot has IOAvailable false and no error.
-// ReadProc does not block beyond the file reads.
-func ReadProc(procRoot string, pid int) (*ProcSnapshot, error) {
+// Read does not block beyond the file reads.
+func Read(procRoot string, pid int) (*Snapshot, error) {
 	dir := filepath.Join(procRoot, strconv.Itoa(pid))
 	now := time.Now()
 	data, err := os.ReadFile(filepath.Join(dir, "stat"))
@@ -35,7 +35,7 @@ func ReadProc(procRoot string, pid int) (*ProcSnapshot, error) {
 	if st.state == 'Z' || st.state == 'X' {
 		return nil, fmt.Errorf("pid %d: %w (state %c)", pid, ErrProcessGone, st.state)
 	}
-	snap := &ProcSnapshot{
+	snap := &Snapshot{
 		Time:        now,
 		UserTicks:   st.utime,
 		SystemTicks: st.stime,
