@@ -91,15 +91,7 @@ func (o *BenchOptions) validate() error {
 	if o.Out == "" {
 		o.Out = filepath.Join("out", strings.TrimSuffix(filepath.Base(o.Config), filepath.Ext(o.Config)))
 	}
-	if st, err := os.Stat(o.Out); err == nil {
-		if !st.IsDir() {
-			return usageError("--out %s exists and is not a directory", o.Out)
-		}
-		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
-			return usageError("--out %s is not empty: choose a new directory so that no earlier report is overwritten", o.Out)
-		}
-	}
-	return nil
+	return checkNewDir("--out", o.Out, "report")
 }
 
 func runBench(ctx context.Context, opts *BenchOptions) error {

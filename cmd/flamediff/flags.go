@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,22 @@ func exclusive(cmd *cobra.Command, names ...string) error {
 		flags[i] = "--" + name
 	}
 	return usageError("give one of %s", andList(flags))
+}
+
+// checkNewDir checks an output directory a command creates: absent or
+// empty, so that no earlier run or report (what) is overwritten.
+func checkNewDir(flag, dir, what string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		return usageError("%s %s exists and is not a directory", flag, dir)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		return usageError("%s %s is not empty: choose a new directory so that no earlier %s is overwritten", flag, dir, what)
+	}
+	return nil
 }
 
 func oneOf(v string, values []string) bool {

@@ -12,7 +12,7 @@ import (
 
 // FoldOptions are the options of `flamediff fold`.
 type FoldOptions struct {
-	Streams     *streams
+	IO          *streams
 	Files       []string
 	Perf        fold.PerfOptions
 	InputFormat string
@@ -22,7 +22,7 @@ type FoldOptions struct {
 }
 
 func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
-	opts := &FoldOptions{Streams: s}
+	opts := &FoldOptions{IO: s}
 	cmd := &cobra.Command{
 		Use:   "fold [flags] [FILE...]",
 		Short: "Fold stacks (perf script, folded, bcc, pprof) into folded stacks or pprof",
@@ -67,7 +67,7 @@ With several files, their stacks are merged. Without a file, fold reads stdin.`,
 }
 
 func runFold(ctx context.Context, opts *FoldOptions) error {
-	s := opts.Streams
+	s := opts.IO
 	po := fold.ParseOptions{Format: opts.InputFormat, Perf: opts.Perf, Strict: opts.Strict}
 	load := loader(s, nil)
 	files := opts.Files

@@ -6,8 +6,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/flamediff/flamediff/report"
 )
@@ -22,13 +20,6 @@ const (
 
 // formats are the --format values, in the order help texts list them.
 var formats = report.FormatNames()
-
-func checkFormat(f string) error {
-	if !slices.Contains(formats, f) {
-		return usageError("--format %q: want one of %s", f, strings.Join(formats, ", "))
-	}
-	return nil
-}
 
 // collapseFlags name the flags that turn the breakdown defaults off, for
 // the notes under a breakdown.

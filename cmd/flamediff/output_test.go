@@ -76,21 +76,3 @@ func readFolded(t *testing.T, path string) *fold.Profile {
 	}
 	return p
 }
-
-func TestCheckFormat(t *testing.T) {
-	tests := []struct {
-		format string
-		ok     bool
-	}{
-		{"table", true}, {"json", true}, {"csv", true}, {"markdown", true}, {"md", false}, {"", false}, {"JSON", false},
-	}
-	for _, tt := range tests {
-		err := checkFormat(tt.format)
-		if (err == nil) != tt.ok {
-			t.Errorf("checkFormat(%q) = %v, want ok %v", tt.format, err, tt.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "table, json, csv, markdown") {
-			t.Errorf("checkFormat(%q) = %v, want the allowed values named", tt.format, err)
-		}
-	}
-}

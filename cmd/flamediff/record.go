@@ -18,13 +18,13 @@ import (
 // RecordOptions are the options of `flamediff record`: the session's
 // record.Config, which the flags fill, and how to print.
 type RecordOptions struct {
-	Streams *streams
+	IO *streams
 	record.Config
 	Quiet bool
 }
 
 func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
-	opts := &RecordOptions{Streams: s, Config: record.Config{ProcRoot: "/proc"}}
+	opts := &RecordOptions{IO: s, Config: record.Config{ProcRoot: "/proc"}}
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- WORKLOAD COMMAND...]",
 		Short: "Sample a running server while a workload drives it; write a run directory",
@@ -59,7 +59,7 @@ reason, and no perf or workload process is left behind.`,
 				return usageError("record takes no arguments before --; the workload command goes after -- (got %q)", args[:n])
 			}
 			opts.Workload = args
-			if err := opts.validate(); err != nil {
+			if err := opts.validate(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -72,11 +72,10 @@ reason, and no perf or workload process is left behind.`,
 	f.IntVar(&opts.Target.PID, "pid", 0, "sample process `N`")
 	f.StringVar(&opts.Target.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Target.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
-	f.StringVar(&opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)")
-	_ = cmd.RegisterFlagCompletionFunc("sampler", fixedCompletion("auto", "perf", "bpf"))
+	enumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)", "perf", "bpf", "auto")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
-	f.StringVar(&opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock")
-	f.StringVar(&opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf")
+	enumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
+	enumFlag(cmd, &opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf", "fp", "dwarf")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool
@@ -97,53 +96,35 @@ reason, and no perf or workload process is left behind.`,
 	return cmd
 }
 
-func (o *RecordOptions) validate() error {
-	n := 0
-	for _, set := range []bool{o.Target.PID != 0, o.Target.PIDFile != "", o.Target.Process != ""} {
-		if set {
-			n++
-		}
+func (o *RecordOptions) validate(cmd *cobra.Command) error {
+	if err := exclusive(cmd, "pid", "pidfile", "process"); err != nil {
+		return err
+	}
+	if err := exclusive(cmd, "socket", "dsn"); err != nil {
+		return err
 	}
 	switch {
-	case n > 1:
-		return usageError("give one of --pid, --pidfile and --process")
 	case o.Target.PID < 0:
 		return usageError("--pid %d: want a process id", o.Target.PID)
 	case o.Out == "":
 		return usageError("--out DIR is required: the run directory to write")
 	case o.Freq <= 0 || o.Freq > 10000:
 		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
-	case o.CallGraph != "fp" && o.CallGraph != "dwarf":
-		return usageError("--call-graph %q: want fp or dwarf", o.CallGraph)
-	case o.Sampler != "perf" && o.Sampler != "bpf" && o.Sampler != "auto":
-		return usageError("--sampler %q: want perf, bpf or auto", o.Sampler)
 	case o.Sampler == "bpf" && o.CallGraph == "dwarf":
 		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
-	case o.Event != "auto" && o.Event != "cycles" && o.Event != "cpu-clock":
-		return usageError("--event %q: want auto, cycles or cpu-clock", o.Event)
-	case o.Socket != "" && o.DSN != "":
-		return usageError("give --socket or --dsn, not both")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
 		return usageError("--warmup, --duration and --margin cannot be negative")
 	case len(o.Workload) == 0 && o.Duration == 0:
 		return usageError("without a workload command, give --duration")
 	}
-	if st, err := os.Stat(o.Out); err == nil {
-		if !st.IsDir() {
-			return usageError("--out %s exists and is not a directory", o.Out)
-		}
-		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
-			return usageError("--out %s is not empty: choose a new directory so that no earlier run is overwritten", o.Out)
-		}
-	}
-	return nil
+	return checkNewDir("--out", o.Out, "run")
 }
 
 // errEndedEarly is record.ErrEndedEarly in the words of the flags.
 var errEndedEarly = errors.New("it exited 0 too early; make it run longer than --warmup")
 
 func runRecord(ctx context.Context, opts *RecordOptions) error {
-	w := opts.Streams.ErrOut
+	w := opts.IO.ErrOut
 	p := &recordProgress{w: w, quiet: opts.Quiet, tty: isTerminal(w)}
 	res, err := record.Run(ctx, opts.Config, p.report)
 	if res != nil && !opts.Quiet {

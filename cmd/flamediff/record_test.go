@@ -65,7 +65,7 @@ func TestRecordFlags(t *testing.T) {
 					t.Error("--per-thread (deprecated) gave per-CPU events")
 				}
 			}},
-		{name: "socket and dsn", args: []string{"--out", dir, "--socket", "s", "--dsn", "d", "--duration", "1s"}, wantErr: "not both"},
+		{name: "socket and dsn", args: []string{"--out", dir, "--socket", "s", "--dsn", "d", "--duration", "1s"}, wantErr: "give one of --socket and --dsn"},
 		{name: "out not empty", args: []string{"--out", nonEmpty, "--duration", "1s"}, wantErr: "is not empty"},
 		{name: "args before dash", args: []string{"--out", dir, "stray", "--", "sysbench"}, wantErr: "no arguments before --"},
 	}
