@@ -38,7 +38,11 @@ type recorder struct {
 // window is the sampled window: when it started and ended, and the
 // figures read at its start.
 type window struct {
-	length     time.Duration // 0: until the workload ends
+	length time.Duration // 0: until the workload ends
+	// deadline, when set, is when the window must end: the workload's
+	// end (sysbench --time) less the margin. The window's length is then
+	// what is left of it once the sampler runs, however long that took.
+	deadline   time.Time
 	start, end time.Time
 	before     *procstat.Snapshot
 	cBefore    map[string]int64
@@ -72,10 +76,11 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	win := &window{length: c.Duration}
 	if win.length == 0 {
 		if t := sysbenchTime(c.Workload); t > 0 {
-			win.length = t - c.Warmup - c.Margin
-			if win.length <= 0 {
+			if t-c.Warmup-c.Margin <= 0 {
 				return nil, fmt.Errorf("record: %w", &NoWindowError{SysbenchTime: t, Warmup: c.Warmup, Margin: c.Margin})
 			}
+			win.deadline = r.runStart.Add(t - c.Margin)
+			win.length = t - c.Warmup - c.Margin
 		}
 	}
 	if err := r.startSampling(ctx, win); err != nil {
@@ -186,6 +191,14 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		}
 	}
 	win.start = time.Now()
+	if !win.deadline.IsZero() {
+		// A sampler slow to start (a loaded machine) shortens the window
+		// rather than pushing it past the workload's end.
+		if win.length = win.deadline.Sub(win.start); win.length <= 0 {
+			return r.fail("", fmt.Errorf("record: the sampler took until %s after the workload started, past its end less the %s margin: no window is left",
+				win.start.Sub(r.runStart).Round(100*time.Millisecond), c.Margin))
+		}
+	}
 	r.meta.StartTime = win.start.UTC().Format(time.RFC3339Nano)
 	msg := fmt.Sprintf("sampling pid %d at %d Hz until the workload ends", r.pid, c.Freq)
 	if win.length > 0 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/recordtest"
 )
@@ -200,4 +201,55 @@ func TestRunNoWindow(t *testing.T) {
 	if !errors.As(err, &nw) || nw.SysbenchTime != 2*time.Second || nw.Margin != 2*time.Second {
 		t.Fatalf("Run: %v, want a *NoWindowError of --time=2s and the 2s margin", err)
 	}
+}
+
+// slowStart is a sampler that takes delay to start, as on a loaded machine.
+type slowStart struct {
+	capture.Sampler
+	delay time.Duration
+}
+
+func (s slowStart) Start(ctx context.Context, pid int, opts capture.Options) error {
+	time.Sleep(s.delay)
+	return s.Sampler.Start(ctx, pid, opts)
+}
+
+// A sampler slow to start shortens the window derived from sysbench's
+// --time instead of pushing it past the workload's end (which marked the
+// run incomplete on a loaded machine); too slow leaves no window, said so.
+func TestRunSlowSamplerStart(t *testing.T) {
+	recordtest.RequireSampler(t, "perf")
+	target := recordtest.Burner(t)
+	// A stand-in named sysbench that runs for its --time.
+	sysbench := filepath.Join(t.TempDir(), "sysbench")
+	if err := os.WriteFile(sysbench, []byte("#!/bin/sh\nsleep 6\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		delay time.Duration
+		ok    bool
+	}{{2 * time.Second, true}, {5 * time.Second, false}} {
+		out := filepath.Join(t.TempDir(), "run")
+		cfg := Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
+			Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=6", "run"},
+			NewSampler: func(string) (capture.Sampler, error) { return slowStart{capture.NewPerf(), tt.delay}, nil }}
+		res, err := Run(context.Background(), cfg, nil)
+		m, _ := recordtest.ReadRun(t, out)
+		if !tt.ok {
+			if err == nil || !strings.Contains(err.Error(), "no window is left") || m.Complete == nil || *m.Complete {
+				t.Errorf("sampler %s slow: Run = %v, complete %v; want an error saying no window is left, the run incomplete", tt.delay, err, m.Complete)
+			}
+			continue
+		}
+		if err != nil || res == nil {
+			t.Fatalf("sampler %s slow: Run = %v, %v; want a complete run", tt.delay, res, err)
+		}
+		// The window ends by the workload's 6 s less the 1 s margin,
+		// counted from the workload's start: shorter than the 4.5 s it
+		// would be had the sampler started at once.
+		if m.Complete == nil || !*m.Complete || m.WindowSeconds <= 0 || m.WindowSeconds >= 4.5 {
+			t.Errorf("sampler %s slow: complete %v (%q), window %.2f s; want complete, shorter than 4.5 s", tt.delay, m.Complete, m.Incomplete, m.WindowSeconds)
+		}
+	}
+	recordtest.NoPerfLeft(t, target.Process.Pid)
 }

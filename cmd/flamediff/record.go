@@ -38,7 +38,7 @@ It writes a run directory (--out): stacks.folded, profile.pb.gz, run.json and
 workload.log, which report and diff read, with CPU per operation.
 
 With a workload command, record starts it, waits --warmup, samples for
---duration (default: sysbench's --time less the warmup and --margin, so the
+--duration (default: until --margin before sysbench's --time is up, so the
 window is steady state), and lets the workload finish. Without one it samples
 for --duration.
 
@@ -82,7 +82,7 @@ reason, and no perf or workload process is left behind.`,
 	f.BoolVar(&perThread, "per-thread", false, "")
 	_ = f.MarkDeprecated("per-thread", "per-thread events are the default now (--per-cpu for per-CPU events)")
 	f.DurationVar(&opts.Warmup, "warmup", 5*time.Second, "with a workload: wait this long before sampling")
-	f.DurationVar(&opts.Duration, "duration", 0, "sampling window (default with sysbench --time=T: T - warmup - margin)")
+	f.DurationVar(&opts.Duration, "duration", 0, "sampling window (default with sysbench --time=T: until T - margin after the workload's start; a sampler slow to start shortens it)")
 	f.DurationVar(&opts.Margin, "margin", 2*time.Second, "stop sampling this long before the workload's end")
 	f.StringVar(&opts.Socket, "socket", "", "server unix `SOCKET`: read operations (and the version) from its counters")
 	f.StringVar(&opts.DSN, "dsn", "", "server DSN (go-sql-driver form, e.g. root@tcp(127.0.0.1:3306)/) instead of --socket")
