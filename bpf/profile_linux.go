@@ -606,7 +606,7 @@ const readPoll = 100 * time.Millisecond
 // samples still in the ring buffer and returns nil. Call it in its own
 // goroutine during sampling, and cancel ctx after Stop to get every
 // sample. It returns the first error of fn, or of the ring buffer; only
-// one ReadSamples may run at a time.
+// one ReadSamples may run at a time. Close does not end it: cancel ctx.
 //
 // fn runs in ReadSamples' goroutine; the slices of its RawSample are valid
 // until it returns. A slow fn makes the ring buffer fill up: samples are
