@@ -8,16 +8,23 @@
 // once in `stacks`, keyed by a 64-bit FNV-1a hash of its frames, and
 // `counts` counts samples per {tgid, tid, comm, user hash, kernel hash}.
 // `health` counts what happened to every sample, so user space can tell an
-// empty profile from a broken one. See doc.go for the design.
+// empty profile from a broken one.
+//
+// With stack_copy (auto or always), a sample may instead be sent whole to
+// user space through the `samples` ring buffer: the user registers (ip, sp,
+// bp), the frame-pointer walk, and a copy of the user stack from the page of
+// sp upwards, so that user space can unwind it with the objects' CFI. Such
+// a sample is not counted in `counts`. See doc.go ("Stack copies").
 //
 // Only uapi headers are used (linux-libc-dev, libbpf-dev): no vmlinux.h, no
-// CO-RE; the program never reads kernel structures, it only passes its
-// context to helpers.
+// CO-RE. The one kernel structure read is the task's user register frame
+// (uapi struct pt_regs, x86-64 layout), found with bpf_task_pt_regs.
 
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <linux/errno.h>
+#include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -27,6 +34,24 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 // Errno buckets per stack kind: errno e < ERRNO_BUCKETS-1 is counted in
 // bucket e, larger ones in the last bucket.
 #define ERRNO_BUCKETS 64
+
+// Stack copies: at most MAX_PAGES pages of PAGE_SIZE bytes (a struct sample
+// must fit a per-CPU array value, at most 32 KiB), and filter ranges of at
+// most MAX_RANGES entries.
+#define PAGE_SIZE 4096
+#define MAX_PAGES 7
+#define MAX_RANGES 32
+
+// Values of stack_copy.
+#define COPY_NEVER 0
+#define COPY_AUTO 1
+#define COPY_ALWAYS 2
+
+// Flags of a copied sample.
+#define SAMPLE_KERNEL_MODE 1 // taken in kernel mode: regs are the task's user regs
+#define SAMPLE_WINDOW_FULL 2 // every page of the window copied, and the stack goes on
+#define SAMPLE_LEAF_NOFP 4   // auto: the leaf ip is in a no-frame-pointer range
+#define SAMPLE_NO_ROOT 8     // auto: the frame-pointer walk's last ip is in no root range
 
 #define FNV_OFFSET 14695981039346656037ULL
 #define FNV_PRIME 1099511628211ULL
@@ -38,11 +63,34 @@ struct stack {
 	__u64 ips[MAX_DEPTH];
 };
 
-// Per-CPU scratch space: a stack is 1 KiB, too big for the 512-byte BPF
-// stack.
-struct scratch {
-	struct stack user;
-	struct stack kern;
+// Per-CPU scratch space, and the record sent to user space for a copied
+// sample (its first offsetof(stack) + len bytes): stacks are 1 KiB each, too
+// big for the 512-byte BPF stack. 30,800 bytes.
+struct sample {
+	__u32 tgid;
+	__u32 tid;
+	char comm[16];
+	__u64 ip;   // user registers
+	__u64 sp;
+	__u64 bp;
+	__u64 base; // address of stack[0]: sp rounded down to its page
+	__u32 len;  // bytes copied into stack, a multiple of PAGE_SIZE
+	__u32 flags;
+	struct stack user; // frame-pointer walk, as bpf_get_stack gives it
+	struct stack kern; // empty unless kernel_stacks
+	__u8 stack[MAX_PAGES * PAGE_SIZE];
+};
+
+// Address ranges [start, end) filled by user space, for stack_copy auto.
+struct range {
+	__u64 start;
+	__u64 end;
+};
+
+struct ranges {
+	__u32 n; // entries used
+	__u32 _pad;
+	struct range r[MAX_RANGES];
 };
 
 // Key of `counts`. 40 bytes, no padding (it is hashed byte for byte).
@@ -66,18 +114,51 @@ struct health_counters {
 	__u64 collisions;     // hash equal, frames different
 	__u64 user_err[ERRNO_BUCKETS];   // bpf_get_stack(user) by -errno
 	__u64 kernel_err[ERRNO_BUCKETS]; // bpf_get_stack(kernel) by -errno
+	__u64 copied;        // samples sent to user space with a stack copy
+	__u64 ringbuf_full;  // samples dropped: no room in the samples ring buffer
+	__u64 window_full;   // of copied: the stack goes on above the window
+	__u64 user_regs_err; // no user registers: counted in `counts` instead
 };
 
 // Set by the loader before loading.
 const volatile __u32 target_tgid = 0;   // 0: every process
 const volatile __u32 kernel_stacks = 0; // 1: also take kernel stacks
+const volatile __u32 stack_copy = COPY_NEVER;
+const volatile __u32 stack_pages = MAX_PAGES; // pages copied at most, <= MAX_PAGES
+// 1: the kernel has bpf_get_current_task_btf and bpf_task_pt_regs (5.15 and
+// BTF), so samples taken in kernel mode get user registers. With 0, the
+// verifier never sees those calls (dead code on a read-only constant).
+const volatile __u32 task_regs = 0;
+// A copied sample wakes the reader up only when the ring buffer holds this
+// many bytes; the reader also polls on a timer.
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct scratch);
+	__type(value, struct sample);
 } scratch_space SEC(".maps");
+
+// Copied samples. Its size is set by the loader (a power of two).
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ranges);
+} nofp_ranges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ranges);
+} root_ranges SEC(".maps");
 
 // Not preallocated by default: a preallocated 65536 x 1 KiB map would pin
 // 64 MiB for stacks that mostly never come. The price: an insert in
@@ -149,27 +230,36 @@ static __always_inline void count_errno(__u64 *buckets, long err)
 	buckets[e & (ERRNO_BUCKETS - 1)]++;
 }
 
-// take_stack fills st with one stack and stores it in `stacks`, setting *out
-// to the stack's hash (0 when there is no stack). It returns 0, or the
-// negative error of the stacks insert when the sample must be dropped.
-static __always_inline long take_stack(struct bpf_perf_event_data *ctx, struct stack *st,
-				       __u64 flags, __u64 *errs, struct health_counters *h, __u64 *out)
+// walk_stack fills st with one stack (bpf_get_stack with flags) and returns
+// its depth, 0 when there is none (failures are counted by errno in errs).
+static __always_inline __u32 walk_stack(struct bpf_perf_event_data *ctx, struct stack *st,
+					__u64 flags, __u64 *errs, struct health_counters *h)
 {
 	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 
-	*out = 0;
+	st->depth = 0;
 	if (n < 0) {
 		count_errno(errs, n);
 		return 0;
 	}
 	__u32 depth = (__u64)n / sizeof(__u64);
-	if (depth == 0)
-		return 0;
 	if (depth >= MAX_DEPTH) {
 		depth = MAX_DEPTH;
 		h->truncated++;
 	}
 	st->depth = depth;
+	return depth;
+}
+
+// store_stack stores the stack st of depth frames in `stacks`, setting *out
+// to the stack's hash (0 when there is no stack). It returns 0, or the
+// negative error of the stacks insert when the sample must be dropped.
+static __always_inline long store_stack(struct stack *st, __u32 depth,
+					struct health_counters *h, __u64 *out)
+{
+	*out = 0;
+	if (depth == 0)
+		return 0;
 
 	__u64 hash = hash_stack(st, depth);
 	struct stack *old = bpf_map_lookup_elem(&stacks, &hash);
@@ -186,6 +276,111 @@ static __always_inline long take_stack(struct bpf_perf_event_data *ctx, struct s
 		h->collisions++;
 	*out = hash;
 	return 0;
+}
+
+// in_ranges says whether ip is in one of the ranges of map (nofp_ranges or
+// root_ranges).
+static __always_inline int in_ranges(void *map, __u64 ip)
+{
+	__u32 zero = 0;
+	struct ranges *rs = bpf_map_lookup_elem(map, &zero);
+
+	if (!rs)
+		return 0;
+	for (__u32 i = 0; i < MAX_RANGES; i++) {
+		if (i >= rs->n)
+			break;
+		if (ip >= rs->r[i].start && ip < rs->r[i].end)
+			return 1;
+	}
+	return 0;
+}
+
+// user_regs sets r's ip, sp and bp to the user registers of the sampled
+// task: the interrupted registers for a sample taken in user mode, else the
+// task's saved user frame. It returns 0, or -1 when there are none (kernel
+// without bpf_task_pt_regs, a kernel thread, a failed read).
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct sample *r)
+{
+	if ((ctx->regs.cs & 3) == 3) {
+		r->ip = ctx->regs.rip;
+		r->sp = ctx->regs.rsp;
+		r->bp = ctx->regs.rbp;
+		return 0;
+	}
+	r->flags |= SAMPLE_KERNEL_MODE;
+	if (!task_regs)
+		return -1;
+	struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs ur;
+	if (bpf_probe_read_kernel(&ur, sizeof(ur), u))
+		return -1;
+	if ((ur.cs & 3) != 3 || ur.rsp == 0)
+		return -1; // no user context (a kernel thread)
+	r->ip = ur.rip;
+	r->sp = ur.rsp;
+	r->bp = ur.rbp;
+	return 0;
+}
+
+// copy_sample decides whether the sample, whose frame-pointer walk is in
+// r->user (udepth frames), is copied; if so it copies the user stack and
+// sends r to user space, and returns 1 (the sample is accounted for: copied
+// or dropped). It returns 0 when the sample goes to `counts` as without
+// stack copies.
+static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, struct sample *r,
+				       struct health_counters *h, __u32 udepth)
+{
+	r->flags = 0;
+	if (user_regs(ctx, r)) {
+		h->user_regs_err++;
+		return 0;
+	}
+	if (stack_copy == COPY_AUTO) {
+		if (in_ranges(&nofp_ranges, r->ip))
+			r->flags |= SAMPLE_LEAF_NOFP;
+		__u32 last = udepth - 1; // udepth 0: last is out of range
+		if (last >= MAX_DEPTH || !in_ranges(&root_ranges, r->user.ips[last]))
+			r->flags |= SAMPLE_NO_ROOT;
+		if (!(r->flags & (SAMPLE_LEAF_NOFP | SAMPLE_NO_ROOT)))
+			return 0;
+	}
+
+	r->kern.depth = 0;
+	if (kernel_stacks)
+		walk_stack(ctx, &r->kern, 0, h->kernel_err, h);
+
+	// Whole pages from sp's page upwards: a page read is all or nothing,
+	// and page-aligned reads stop exactly at the end of the stack mapping
+	// (the next one is a guard page or unmapped).
+	r->base = r->sp & ~(__u64)(PAGE_SIZE - 1);
+	__u32 i;
+	for (i = 0; i < MAX_PAGES && i < stack_pages; i++) {
+		if (bpf_probe_read_user(&r->stack[i * PAGE_SIZE], PAGE_SIZE,
+					(void *)(r->base + (__u64)i * PAGE_SIZE)))
+			break;
+	}
+	r->len = i * PAGE_SIZE;
+	if (i == stack_pages) {
+		__u8 b;
+		if (!bpf_probe_read_user(&b, 1, (void *)(r->base + (__u64)i * PAGE_SIZE)))
+			r->flags |= SAMPLE_WINDOW_FULL;
+	}
+
+	__u64 len = __builtin_offsetof(struct sample, stack) + (__u64)i * PAGE_SIZE;
+	if (len > sizeof(*r))
+		len = sizeof(*r);
+	__u64 wake = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + len >= wakeup_bytes)
+		wake = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, r, len, wake)) {
+		h->ringbuf_full++;
+		return 1;
+	}
+	h->copied++;
+	if (r->flags & SAMPLE_WINDOW_FULL)
+		h->window_full++;
+	return 1;
 }
 
 SEC("perf_event")
@@ -207,8 +402,8 @@ int profile(struct bpf_perf_event_data *ctx)
 		return 0;
 	h->samples++;
 
-	struct scratch *s = bpf_map_lookup_elem(&scratch_space, &zero);
-	if (!s)
+	struct sample *r = bpf_map_lookup_elem(&scratch_space, &zero);
+	if (!r)
 		return 0;
 
 	struct count_key key = {};
@@ -216,11 +411,20 @@ int profile(struct bpf_perf_event_data *ctx)
 	key.tid = tid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 
-	long err = take_stack(ctx, &s->user, BPF_F_USER_STACK, h->user_err, h, &key.user_hash);
+	__u32 depth = walk_stack(ctx, &r->user, BPF_F_USER_STACK, h->user_err, h);
+	if (stack_copy != COPY_NEVER) {
+		r->tgid = tgid;
+		r->tid = tid;
+		__builtin_memcpy(r->comm, key.comm, sizeof(r->comm));
+		if (copy_sample(ctx, r, h, depth))
+			return 0;
+	}
+	long err = store_stack(&r->user, depth, h, &key.user_hash);
 	if (err)
 		goto stack_dropped;
 	if (kernel_stacks) {
-		err = take_stack(ctx, &s->kern, 0, h->kernel_err, h, &key.kernel_hash);
+		depth = walk_stack(ctx, &r->kern, 0, h->kernel_err, h);
+		err = store_stack(&r->kern, depth, h, &key.kernel_hash);
 		if (err)
 			goto stack_dropped;
 	}

@@ -33,12 +33,37 @@ type profileHealthCounters struct {
 	Collisions   uint64
 	UserErr      [64]uint64
 	KernelErr    [64]uint64
+	Copied       uint64
+	RingbufFull  uint64
+	WindowFull   uint64
+	UserRegsErr  uint64
 }
 
-type profileScratch struct {
-	_    structs.HostLayout
-	User profileStack
-	Kern profileStack
+type profileRanges struct {
+	_   structs.HostLayout
+	N   uint32
+	Pad uint32
+	R   [32]struct {
+		_     structs.HostLayout
+		Start uint64
+		End   uint64
+	}
+}
+
+type profileSample struct {
+	_     structs.HostLayout
+	Tgid  uint32
+	Tid   uint32
+	Comm  [16]int8
+	Ip    uint64
+	Sp    uint64
+	Bp    uint64
+	Base  uint64
+	Len   uint32
+	Flags uint32
+	User  profileStack
+	Kern  profileStack
+	Stack [28672]uint8
 }
 
 type profileStack struct {
@@ -54,11 +79,18 @@ type profileStack struct {
 const (
 	profileMapCounts       = "counts"
 	profileMapHealth       = "health"
+	profileMapNofpRanges   = "nofp_ranges"
+	profileMapRootRanges   = "root_ranges"
+	profileMapSamples      = "samples"
 	profileMapScratchSpace = "scratch_space"
 	profileMapStacks       = "stacks"
 	profileProgProfile     = "profile"
 	profileVarKernelStacks = "kernel_stacks"
+	profileVarStackCopy    = "stack_copy"
+	profileVarStackPages   = "stack_pages"
 	profileVarTargetTgid   = "target_tgid"
+	profileVarTaskRegs     = "task_regs"
+	profileVarWakeupBytes  = "wakeup_bytes"
 )
 
 // loadProfile returns the embedded CollectionSpec for profile.
@@ -112,6 +144,9 @@ type profileProgramSpecs struct {
 type profileMapSpecs struct {
 	Counts       *ebpf.MapSpec `ebpf:"counts"`
 	Health       *ebpf.MapSpec `ebpf:"health"`
+	NofpRanges   *ebpf.MapSpec `ebpf:"nofp_ranges"`
+	RootRanges   *ebpf.MapSpec `ebpf:"root_ranges"`
+	Samples      *ebpf.MapSpec `ebpf:"samples"`
 	ScratchSpace *ebpf.MapSpec `ebpf:"scratch_space"`
 	Stacks       *ebpf.MapSpec `ebpf:"stacks"`
 }
@@ -121,7 +156,11 @@ type profileMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileVariableSpecs struct {
 	KernelStacks *ebpf.VariableSpec `ebpf:"kernel_stacks"`
+	StackCopy    *ebpf.VariableSpec `ebpf:"stack_copy"`
+	StackPages   *ebpf.VariableSpec `ebpf:"stack_pages"`
 	TargetTgid   *ebpf.VariableSpec `ebpf:"target_tgid"`
+	TaskRegs     *ebpf.VariableSpec `ebpf:"task_regs"`
+	WakeupBytes  *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // profileObjects contains all objects after they have been loaded into the kernel.
@@ -146,6 +185,9 @@ func (o *profileObjects) Close() error {
 type profileMaps struct {
 	Counts       *ebpf.Map `ebpf:"counts"`
 	Health       *ebpf.Map `ebpf:"health"`
+	NofpRanges   *ebpf.Map `ebpf:"nofp_ranges"`
+	RootRanges   *ebpf.Map `ebpf:"root_ranges"`
+	Samples      *ebpf.Map `ebpf:"samples"`
 	ScratchSpace *ebpf.Map `ebpf:"scratch_space"`
 	Stacks       *ebpf.Map `ebpf:"stacks"`
 }
@@ -154,6 +196,9 @@ func (m *profileMaps) Close() error {
 	return _ProfileClose(
 		m.Counts,
 		m.Health,
+		m.NofpRanges,
+		m.RootRanges,
+		m.Samples,
 		m.ScratchSpace,
 		m.Stacks,
 	)
@@ -164,7 +209,11 @@ func (m *profileMaps) Close() error {
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profileVariables struct {
 	KernelStacks *ebpf.Variable `ebpf:"kernel_stacks"`
+	StackCopy    *ebpf.Variable `ebpf:"stack_copy"`
+	StackPages   *ebpf.Variable `ebpf:"stack_pages"`
 	TargetTgid   *ebpf.Variable `ebpf:"target_tgid"`
+	TaskRegs     *ebpf.Variable `ebpf:"task_regs"`
+	WakeupBytes  *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // profilePrograms contains all programs after they have been loaded into the kernel.

@@ -4,10 +4,13 @@ package bpf
 
 import (
 	"cmp"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +18,10 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 )
@@ -35,6 +41,7 @@ type Profiler struct {
 	objs    *profileObjects // nil once closed
 	events  []perfEvent     // open perf events, nil before Start
 	running bool
+	reading bool // a ReadSamples runs
 }
 
 // perfEvent is one cpu-clock event (of a CPU, or of a thread) and the
@@ -90,7 +97,45 @@ func (o *Options) fill() error {
 	if o.MaxStacks == 0 {
 		o.MaxStacks = DefaultMaxStacks
 	}
+	return o.fillStackCopy()
+}
+
+func (o *Options) fillStackCopy() error {
+	switch {
+	case o.StackCopy < StackCopyNever || o.StackCopy > StackCopyAlways:
+		return fmt.Errorf("bpf: stack copy %d out of range", int(o.StackCopy))
+	case o.StackPages < 0 || o.StackPages > MaxStackPages:
+		return fmt.Errorf("bpf: stack pages %d out of range [0, %d]", o.StackPages, MaxStackPages)
+	case o.RingBufferBytes < 0 || o.RingBufferBytes > 1<<30 ||
+		o.RingBufferBytes != 0 && (o.RingBufferBytes < PageSize || o.RingBufferBytes&(o.RingBufferBytes-1) != 0):
+		return fmt.Errorf("bpf: ring buffer of %d bytes: want a power of two in [%d, %d]", o.RingBufferBytes, PageSize, 1<<30)
+	case o.StackCopy != StackCopyNever && (runtime.GOARCH != "amd64" || os.Getpagesize() != PageSize):
+		return fmt.Errorf("bpf: stack copy %s: %w: needs amd64 with %d-byte pages", o.StackCopy, errors.ErrUnsupported, PageSize)
+	}
+	if o.StackPages == 0 {
+		o.StackPages = MaxStackPages
+	}
+	if o.RingBufferBytes == 0 {
+		o.RingBufferBytes = DefaultRingBufferBytes
+		if o.StackCopy == StackCopyNever {
+			o.RingBufferBytes = PageSize
+		}
+	}
 	return nil
+}
+
+// taskRegsAvailable is haveTaskRegs; tests replace it to check what older
+// kernels do.
+var taskRegsAvailable = haveTaskRegs
+
+// haveTaskRegs says whether perf_event programs may call
+// bpf_get_current_task_btf and bpf_task_pt_regs (Linux 5.15 with BTF).
+func haveTaskRegs() bool {
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return false
+	}
+	return features.HaveProgramHelper(ebpf.PerfEvent, asm.FnGetCurrentTaskBtf) == nil &&
+		features.HaveProgramHelper(ebpf.PerfEvent, asm.FnTaskPtRegs) == nil
 }
 
 // loadObjects sets the constants and map sizes in spec and loads it. If the
@@ -107,6 +152,21 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	if err := spec.Variables[profileVarKernelStacks].Set(kernel); err != nil {
 		return nil, fmt.Errorf("bpf: load profiler: set kernel: %w", err)
 	}
+	taskRegs := uint32(0)
+	if opts.StackCopy != StackCopyNever && taskRegsAvailable() {
+		taskRegs = 1
+	}
+	for name, v := range map[string]any{
+		profileVarStackCopy:   uint32(opts.StackCopy),
+		profileVarStackPages:  uint32(opts.StackPages),
+		profileVarTaskRegs:    taskRegs,
+		profileVarWakeupBytes: uint64(opts.RingBufferBytes / 4),
+	} {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("bpf: load profiler: set %s: %w", name, err)
+		}
+	}
+	spec.Maps[profileMapSamples].MaxEntries = uint32(opts.RingBufferBytes)
 	spec.Maps[profileMapCounts].MaxEntries = uint32(opts.MaxStacks)
 	stacks := opts.MaxStacks
 	if opts.Kernel {
@@ -455,6 +515,10 @@ func (p *Profiler) Health() (Health, error) {
 		h.StackNoMem += c.StackNomem
 		h.Truncated += c.Truncated
 		h.Collisions += c.Collisions
+		h.Copied += c.Copied
+		h.RingbufFull += c.RingbufFull
+		h.WindowFull += c.WindowFull
+		h.UserRegsErrors += c.UserRegsErr
 		for errno, n := range c.UserErr {
 			if n != 0 {
 				h.UserStackErrors[int64(errno)] += n
@@ -495,4 +559,182 @@ func (p *Profiler) RunTime() (time.Duration, uint64, bool) {
 		return 0, 0, false
 	}
 	return st.Runtime, st.RunCount, true
+}
+
+// SetRanges sets the address ranges that Options.StackCopy auto decides
+// with: a sample is copied when its leaf IP is in one of noFP (code without
+// frame pointers), or when its frame-pointer walk is empty or ends at an
+// address in none of roots (the walk missed the thread's root). Each list
+// holds at most MaxRanges ranges, unsorted; both are empty after Load, so
+// auto then copies every sample. Call it before Start: samples taken while
+// the ranges change may see some of the old and some of the new.
+func (p *Profiler) SetRanges(noFP, roots []Range) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.objs == nil {
+		return fmt.Errorf("bpf: set ranges: %w", ErrClosed)
+	}
+	for _, m := range []struct {
+		name   string
+		ranges []Range
+		m      *ebpf.Map
+	}{{"no-frame-pointer", noFP, p.objs.NofpRanges}, {"root", roots, p.objs.RootRanges}} {
+		if len(m.ranges) > MaxRanges {
+			return fmt.Errorf("bpf: set ranges: %d %s ranges, at most %d", len(m.ranges), m.name, MaxRanges)
+		}
+		v := profileRanges{N: uint32(len(m.ranges))}
+		for i, r := range m.ranges {
+			if r.Start >= r.End {
+				return fmt.Errorf("bpf: set ranges: %s range %#x-%#x empty", m.name, r.Start, r.End)
+			}
+			v.R[i].Start, v.R[i].End = r.Start, r.End
+		}
+		if err := m.m.Update(uint32(0), &v, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("bpf: set %s ranges: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// readPoll is how often ReadSamples looks into the ring buffer when the
+// program did not wake it up: the program wakes the reader only when the
+// ring buffer is a quarter full, so that a wake-up carries many samples.
+const readPoll = 100 * time.Millisecond
+
+// ReadSamples passes each copied sample (Options.StackCopy) to fn, in the
+// order the ring buffer holds them, until ctx is done: then it passes the
+// samples still in the ring buffer and returns nil. Call it in its own
+// goroutine during sampling, and cancel ctx after Stop to get every
+// sample. It returns the first error of fn, or of the ring buffer; only
+// one ReadSamples may run at a time. Close does not end it: cancel ctx.
+//
+// fn runs in ReadSamples' goroutine; the slices of its RawSample are valid
+// until it returns. A slow fn makes the ring buffer fill up: samples are
+// then dropped (Health.RingbufFull).
+func (p *Profiler) ReadSamples(ctx context.Context, fn func(RawSample) error) (err error) {
+	p.mu.Lock()
+	switch {
+	case p.objs == nil:
+		p.mu.Unlock()
+		return fmt.Errorf("bpf: read samples: %w", ErrClosed)
+	case p.reading:
+		p.mu.Unlock()
+		return errors.New("bpf: read samples: already reading")
+	}
+	rd, err := ringbuf.NewReader(p.objs.Samples)
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("bpf: read samples: %w", err)
+	}
+	p.reading = true
+	p.mu.Unlock()
+	defer func() {
+		if cerr := rd.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("bpf: read samples: close reader: %w", cerr))
+		}
+		p.mu.Lock()
+		p.reading = false
+		p.mu.Unlock()
+	}()
+	// Flush makes ReadInto return what the ring buffer holds, then
+	// ErrFlushed; should it fail, the next deadline ends the loop.
+	defer context.AfterFunc(ctx, func() { _ = rd.Flush() })()
+
+	var (
+		rec ringbuf.Record
+		d   sampleDecoder
+	)
+	for {
+		rd.SetDeadline(time.Now().Add(readPoll))
+		err := rd.ReadInto(&rec)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The ring buffer is drained.
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		case errors.Is(err, ringbuf.ErrFlushed):
+			return nil
+		case err != nil:
+			return fmt.Errorf("bpf: read samples: %w", err)
+		}
+		s, err := d.decode(rec.RawSample)
+		if err != nil {
+			return err
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+}
+
+// Offsets in a sample record (struct sample in profile.bpf.c).
+var (
+	sampleStackOff = int(unsafe.Offsetof(profileSample{}.Stack))
+	sampleUserOff  = int(unsafe.Offsetof(profileSample{}.User))
+	sampleKernOff  = int(unsafe.Offsetof(profileSample{}.Kern))
+	stackIPsOff    = int(unsafe.Offsetof(profileStack{}.Ips))
+)
+
+// sampleDecoder decodes sample records into RawSamples, reusing its frame
+// slices and interning thread names.
+type sampleDecoder struct {
+	user, kernel []uint64
+	comms        map[[16]byte]string
+}
+
+func (d *sampleDecoder) decode(b []byte) (RawSample, error) {
+	if len(b) < sampleStackOff {
+		return RawSample{}, fmt.Errorf("bpf: read samples: record of %d bytes, want at least %d", len(b), sampleStackOff)
+	}
+	le := binary.LittleEndian
+	var hdr profileSample // the fixed fields only
+	hdr.Tgid, hdr.Tid = le.Uint32(b[0:]), le.Uint32(b[4:])
+	off := int(unsafe.Offsetof(hdr.Ip))
+	hdr.Ip, hdr.Sp, hdr.Bp, hdr.Base = le.Uint64(b[off:]), le.Uint64(b[off+8:]), le.Uint64(b[off+16:]), le.Uint64(b[off+24:])
+	off = int(unsafe.Offsetof(hdr.Len))
+	hdr.Len, hdr.Flags = le.Uint32(b[off:]), le.Uint32(b[off+4:])
+	if int(hdr.Len) > len(b)-sampleStackOff || hdr.Sp < hdr.Base || hdr.Sp-hdr.Base >= PageSize {
+		return RawSample{}, fmt.Errorf("bpf: read samples: record of %d bytes: %d stack bytes from %#x for sp %#x", len(b), hdr.Len, hdr.Base, hdr.Sp)
+	}
+
+	var comm [16]byte
+	copy(comm[:], b[8:24])
+	name, ok := d.comms[comm]
+	if !ok {
+		name = string(comm[:indexZero(comm[:])])
+		if d.comms == nil {
+			d.comms = map[[16]byte]string{}
+		}
+		d.comms[comm] = name
+	}
+	d.user = frames(d.user[:0], b[sampleUserOff:])
+	d.kernel = frames(d.kernel[:0], b[sampleKernOff:])
+	stack := b[sampleStackOff : sampleStackOff+int(hdr.Len)]
+	stack = stack[min(len(stack), int(hdr.Sp-hdr.Base)):]
+	return RawSample{
+		PID: hdr.Tgid, TID: hdr.Tid, Comm: name,
+		Regs:  Regs{IP: hdr.Ip, SP: hdr.Sp, BP: hdr.Bp},
+		Flags: SampleFlags(hdr.Flags),
+		Stack: stack, User: d.user, Kernel: d.kernel,
+	}, nil
+}
+
+func indexZero(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// frames appends the frames of the struct stack at the start of b to dst.
+func frames(dst []uint64, b []byte) []uint64 {
+	depth := min(int(binary.LittleEndian.Uint32(b)), MaxDepth)
+	for i := range depth {
+		dst = append(dst, binary.LittleEndian.Uint64(b[stackIPsOff+8*i:]))
+	}
+	return dst
 }

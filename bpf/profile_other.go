@@ -3,6 +3,7 @@
 package bpf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,3 +40,11 @@ func EnableStats() (io.Closer, error) { return nil, unsupported("run-time stats"
 
 // RunTime returns (0, 0, false).
 func (p *Profiler) RunTime() (time.Duration, uint64, bool) { return 0, 0, false }
+
+// SetRanges fails: BPF needs Linux.
+func (p *Profiler) SetRanges(noFP, roots []Range) error { return unsupported("setting ranges") }
+
+// ReadSamples fails: BPF needs Linux.
+func (p *Profiler) ReadSamples(ctx context.Context, fn func(RawSample) error) error {
+	return unsupported("reading samples")
+}

@@ -303,12 +303,20 @@ func TestVerifierStats(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs")
 	}
-	for _, kernel := range []bool{false, true} {
+	for _, opts := range []Options{
+		{MaxStacks: 16},
+		{MaxStacks: 16, Kernel: true},
+		{MaxStacks: 16, StackCopy: StackCopyAuto, Kernel: true},
+		{MaxStacks: 16, StackCopy: StackCopyAlways},
+	} {
+		if err := opts.fill(); err != nil {
+			t.Fatal(err)
+		}
 		spec, err := loadProfile()
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs, err := loadObjects(spec, Options{MaxStacks: 16, Kernel: kernel},
+		objs, err := loadObjects(spec, opts,
 			&ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{LogLevel: ebpf.LogLevelStats}})
 		if errors.Is(err, errors.ErrUnsupported) {
 			t.Skipf("kernel lacks a feature: %v", err)
@@ -322,7 +330,7 @@ func TestVerifierStats(t *testing.T) {
 				insns = fmt.Sprintf("%d instructions after loading", len(xl))
 			}
 		}
-		t.Logf("kernel=%v: %d instructions in the object, %s; verifier: %s", kernel,
+		t.Logf("kernel=%v stack copy %s: %d instructions in the object, %s; verifier: %s", opts.Kernel, opts.StackCopy,
 			len(spec.Programs[profileProgProfile].Instructions), insns, strings.TrimSpace(objs.Profile.VerifierLog))
 		objs.Close()
 	}
