@@ -45,8 +45,11 @@ var (
 // frame-pointer call graphs, drops kernel frames and removes perf.data
 // after folding it.
 type Options struct {
-	FrequencyHz int    // samples per second per thread; default 99
-	CallGraph   string // "fp" (default) or "dwarf"
+	FrequencyHz int // samples per second per thread; default 99
+	// CallGraph is "fp" (frame pointers, the default), "dwarf" or
+	// "dwarf,SIZE" (perf only: SIZE bytes of user stack copied per
+	// sample, DefaultDwarfStackBytes without SIZE); see ParseCallGraph.
+	CallGraph string
 	// Kernel keeps kernel frames (with stackcollapse-perf.pl's "_[k]"
 	// suffix). By default they are dropped and their samples are
 	// attributed to the user-space frames beneath them (the caller of the

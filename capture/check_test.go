@@ -122,15 +122,48 @@ func TestWithDefaultsAndArgs(t *testing.T) {
 	if got != want {
 		t.Errorf("recordArgs(defaults) = %q, want %q", got, want)
 	}
-	o, _ = withDefaults(Options{FrequencyHz: 499, CallGraph: "dwarf", Event: "cycles"})
-	got = strings.Join(recordArgs(o, 7, "p.data"), " ")
-	want = "record -F 499 -e cycles -g --call-graph dwarf -p 7 -o p.data -N -D -1 --control fd:3,4"
-	if got != want {
-		t.Errorf("recordArgs(dwarf) = %q, want %q", got, want)
+	// dwarf copies DefaultDwarfStackBytes of stack unless told a size.
+	for _, tt := range []struct{ callGraph, want string }{
+		{"dwarf", "record -F 499 -e cycles -g --call-graph dwarf,32768 -p 7 -o p.data -N -D -1 --control fd:3,4"},
+		{"dwarf,4096", "record -F 499 -e cycles -g --call-graph dwarf,4096 -p 7 -o p.data -N -D -1 --control fd:3,4"},
+	} {
+		o, err = withDefaults(Options{FrequencyHz: 499, CallGraph: tt.callGraph, Event: "cycles"})
+		if err != nil {
+			t.Fatalf("withDefaults(%s): %v", tt.callGraph, err)
+		}
+		if got := strings.Join(recordArgs(o, 7, "p.data"), " "); got != tt.want {
+			t.Errorf("recordArgs(%s) = %q, want %q", tt.callGraph, got, tt.want)
+		}
 	}
-	for _, bad := range []Options{{CallGraph: "lbr"}, {FrequencyHz: -1}} {
-		if _, err := withDefaults(bad); err == nil {
-			t.Errorf("withDefaults(%+v) = nil error, want one", bad)
+	for _, bad := range []struct {
+		o       Options
+		wantErr string
+	}{
+		{Options{CallGraph: "lbr"}, `perf: call graph "lbr": want fp or dwarf`},
+		{Options{CallGraph: "dwarf,65536"}, `perf: call graph "dwarf,65536": stack size 65536: want 8 to 65528 bytes`},
+		{Options{CallGraph: "dwarf,100"}, "not a multiple of 8"},
+		{Options{FrequencyHz: -1}, "invalid frequency"},
+	} {
+		if _, err := withDefaults(bad.o); err == nil || !strings.Contains(err.Error(), bad.wantErr) {
+			t.Errorf("withDefaults(%+v) = %v, want error %q", bad.o, err, bad.wantErr)
+		}
+	}
+}
+
+// TestSampleBytes: the perf.data size per sample that SamplesSoFar divides
+// by follows dwarf's stack size (perf writes the whole copy every sample).
+func TestSampleBytes(t *testing.T) {
+	for _, tt := range []struct {
+		callGraph string
+		want      int64
+	}{
+		{"fp", fpSampleBytes},
+		{"dwarf,32768", 32768 + dwarfSampleOverhead},
+		{"dwarf,4096", 4096 + dwarfSampleOverhead},
+		{"dwarf", DefaultDwarfStackBytes + dwarfSampleOverhead},
+	} {
+		if got := sampleBytes(tt.callGraph); got != tt.want {
+			t.Errorf("sampleBytes(%q) = %d, want %d", tt.callGraph, got, tt.want)
 		}
 	}
 }

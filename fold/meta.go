@@ -82,6 +82,10 @@ type Meta struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// CallGraph is how stacks were walked ("fp", "dwarf").
 	CallGraph string `json:"call_graph,omitempty"`
+	// CallGraphStackBytes is, with CallGraph "dwarf", the bytes of user
+	// stack copied per sample (a stack deeper than that is cut before its
+	// root).
+	CallGraphStackBytes int `json:"call_graph_stack_bytes,omitempty"`
 	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)
 	// or "thread" (events on the target's threads).
 	SamplerScope string `json:"sampler_scope,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/internal/textdist"
 	"github.com/flamediff/flamediff/internal/yamlpos"
+	"github.com/flamediff/flamediff/record"
 )
 
 // ErrInvalidConfig is wrapped by ParseConfig's error when the config has
@@ -37,7 +38,8 @@ var SysbenchTests = []string{
 }
 
 // Samplers, CallGraphs and EventScopes are the values capture.sampler,
-// capture.call_graph and capture.events accept.
+// capture.call_graph and capture.events accept (call_graph also takes
+// dwarf,SIZE).
 var (
 	Samplers    = []string{"auto", "perf", "bpf"}
 	CallGraphs  = []string{"fp", "dwarf"}
@@ -144,7 +146,8 @@ type Capture struct {
 	Sampler string
 	// Frequency is the sampling frequency in Hz.
 	Frequency int
-	// CallGraph is "fp" or "dwarf".
+	// CallGraph is "fp", "dwarf" or "dwarf,SIZE" (SIZE bytes of user
+	// stack copied per sample; record.ParseCallGraph).
 	CallGraph string
 	// Events is "thread" (events on the server's threads) or "cpu" (one
 	// per CPU, record --per-cpu).
@@ -558,12 +561,33 @@ func (p *configParser) workloads(n *yaml.Node) {
 	}
 }
 
+// unsplitCallGraph reports call_graph: dwarf,SIZE written unquoted in a
+// {...} mapping, which YAML reads as call_graph: dwarf and a key SIZE, and
+// returns the mapping without the stray key.
+func (p *configParser) unsplitCallGraph(n *yaml.Node) *yaml.Node {
+	if n.Style&yaml.FlowStyle == 0 {
+		return n
+	}
+	m := *n
+	m.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if i >= 2 && n.Content[i-2].Value == "call_graph" && k.Kind == yaml.ScalarNode && k.ShortTag() == "!!int" && v.ShortTag() == "!!null" {
+			cg := n.Content[i-1].Value + "," + k.Value
+			p.errorf(k, fmt.Sprintf("quote it: call_graph: %q", cg), "capture: call_graph %s in a {...} mapping reads as call_graph: %s and a key %s", cg, n.Content[i-1].Value, k.Value)
+			continue
+		}
+		m.Content = append(m.Content, k, v)
+	}
+	return &m
+}
+
 func (p *configParser) capture(n *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "write e.g. capture: {sampler: perf, frequency: 499, call_graph: fp}", "capture must be a mapping, found %s", kindName(n))
 		return
 	}
-	keys := p.mapping(n, captureKeys, "capture")
+	keys := p.mapping(p.unsplitCallGraph(n), captureKeys, "capture")
 	c := &p.c.Capture
 	if v, ok := keys["sampler"]; ok {
 		if s, ok := p.str(v, "capture.sampler", "write one of "+strings.Join(Samplers, ", ")); ok {
@@ -580,11 +604,14 @@ func (p *configParser) capture(n *yaml.Node) {
 	}
 	if v, ok := keys["call_graph"]; ok {
 		if s, ok := p.str(v, "capture.call_graph", "write one of "+strings.Join(CallGraphs, ", ")); ok {
-			if !slices.Contains(CallGraphs, s) {
-				p.errorf(v, didYouMean(s, CallGraphs, "known call graphs"), "capture: unknown call_graph %q", s)
+			method, _, _ := strings.Cut(s, ",")
+			if !slices.Contains(CallGraphs, method) {
+				p.errorf(v, didYouMean(method, CallGraphs, "known call graphs"), "capture: unknown call_graph %q", s)
+			} else if _, err := record.ParseCallGraph(s); err != nil {
+				p.errorf(v, "write dwarf for the default stack size, or dwarf,SIZE with a size perf takes", "capture: call_graph %v", err)
 			}
 			c.CallGraph = s
-			if s == "dwarf" && c.Sampler == "bpf" {
+			if method == "dwarf" && c.Sampler == "bpf" {
 				p.errorf(v, "use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf", "capture: the bpf sampler walks frame pointers, not dwarf")
 			}
 		}

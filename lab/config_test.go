@@ -97,6 +97,24 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+// capture.call_graph takes dwarf,SIZE as record does, in block and
+// (quoted) flow style, and hands it on unchanged.
+func TestParseConfigCallGraphSize(t *testing.T) {
+	const head = "servers: [{label: x, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_read_only}]\n"
+	for _, text := range []string{
+		head + "capture:\n  sampler: perf\n  call_graph: dwarf,16384\n",
+		head + "capture: {sampler: perf, call_graph: \"dwarf,16384\"}\n",
+	} {
+		c, err := ParseConfig(strings.NewReader(text), "c.yaml")
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", text, err)
+		}
+		if c.Capture.CallGraph != "dwarf,16384" {
+			t.Errorf("ParseConfig(%q): call graph %q, want dwarf,16384", text, c.Capture.CallGraph)
+		}
+	}
+}
+
 // TestParseConfigErrors checks each mistake is reported at its line and
 // column with a fix.
 func TestParseConfigErrors(t *testing.T) {
@@ -163,6 +181,18 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`c.yaml:3:23: capture: unknown call_graph "dwarff" (fix: did you mean "dwarf"?)`}},
 		{"unknown events", okServers + okWorkloads + "capture: {events: cpus}\n",
 			[]string{`c.yaml:3:19: capture: unknown events "cpus" (fix: did you mean "cpu"?)`}},
+		{"dwarf size not a multiple of 8", okServers + okWorkloads + "capture:\n  sampler: perf\n  call_graph: dwarf,4100\n",
+			[]string{`c.yaml:5:15: capture: call_graph "dwarf,4100": stack size 4100 is not a multiple of 8 bytes (perf's unit): use 4104 (fix: write dwarf for the default stack size, or dwarf,SIZE with a size perf takes)`}},
+		{"dwarf,SIZE unquoted in a flow mapping", okServers + okWorkloads + "capture: {sampler: perf, call_graph: dwarf,4096, events: cpu}\n",
+			[]string{`c.yaml:3:44: capture: call_graph dwarf,4096 in a {...} mapping reads as call_graph: dwarf and a key 4096 (fix: quote it: call_graph: "dwarf,4096")`}},
+		{"dwarf size above perf's", okServers + okWorkloads + "capture: {call_graph: \"dwarf,65536\"}\n",
+			[]string{`c.yaml:3:23: capture: call_graph "dwarf,65536": stack size 65536: want 8 to 65528 bytes (perf's limits) (fix: write dwarf for the default stack size, or dwarf,SIZE with a size perf takes)`}},
+		{"fp with a size", okServers + okWorkloads + "capture: {call_graph: \"fp,32\"}\n",
+			[]string{`c.yaml:3:23: capture: call_graph "fp,32": fp takes no size (a stack size goes with dwarf: dwarf,SIZE) (fix: write dwarf for the default stack size, or dwarf,SIZE with a size perf takes)`}},
+		{"unknown call graph with a size", okServers + okWorkloads + "capture: {call_graph: \"dwarff,4096\"}\n",
+			[]string{`c.yaml:3:23: capture: unknown call_graph "dwarff,4096" (fix: did you mean "dwarf"?)`}},
+		{"bpf with dwarf and a size", okServers + okWorkloads + "capture: {sampler: bpf, call_graph: \"dwarf,4096\"}\n",
+			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf)`}},
 		{"bpf with dwarf", okServers + okWorkloads + "capture: {sampler: bpf, call_graph: dwarf}\n",
 			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf)`}},
 		{"empty roots", okServers + okWorkloads + "roots: []\n",

@@ -46,8 +46,10 @@ type Config struct {
 	Event string
 	// Freq is the sampling frequency in Hz, 1 to 10000 (DefaultFreq when 0).
 	Freq int
-	// CallGraph is the stack walking: "fp" ("", frame pointers) or "dwarf"
-	// (perf only).
+	// CallGraph is the stack walking: "fp" ("", frame pointers), or
+	// "dwarf" or "dwarf,SIZE" (perf only: SIZE bytes of user stack copied
+	// per sample, capture.DefaultDwarfStackBytes without SIZE); see
+	// ParseCallGraph.
 	CallGraph string
 	// Kernel keeps kernel frames; else samples in the kernel count for
 	// their user-space caller.
@@ -137,6 +139,7 @@ func (c Config) Validate() error {
 			n++
 		}
 	}
+	cg, cgErr := ParseCallGraph(c.CallGraph)
 	var msg string
 	switch {
 	case n > 1:
@@ -147,11 +150,11 @@ func (c Config) Validate() error {
 		msg = "Out: no run directory"
 	case c.Freq < 0 || c.Freq > 10000:
 		msg = fmt.Sprintf("Freq %d: want 1 to 10000 Hz", c.Freq)
-	case !oneOf(c.CallGraph, "fp", "dwarf"):
-		msg = fmt.Sprintf("CallGraph %q: want fp or dwarf", c.CallGraph)
+	case cgErr != nil:
+		msg = "CallGraph " + cgErr.Error()
 	case !oneOf(c.Sampler, "perf", "bpf", "auto"):
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
-	case c.Sampler == "bpf" && c.CallGraph == "dwarf":
+	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
 		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
@@ -165,6 +168,13 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, msg)
+}
+
+// ParseCallGraph parses a CallGraph value as Run uses it: "fp" (or ""),
+// "dwarf" or "dwarf,SIZE"; it is capture.ParseCallGraph, for the callers
+// of record (its errors start with the quoted value).
+func ParseCallGraph(s string) (capture.CallGraph, error) {
+	return capture.ParseCallGraph(s)
 }
 
 func oneOf(s string, values ...string) bool {

@@ -114,7 +114,13 @@ func (r *recorder) describe(ctx context.Context) error {
 	}
 	r.meta.Sampler, r.meta.SamplerReason = sampler, reason
 	r.meta.FrequencyHz = float64(c.Freq)
-	r.meta.CallGraph = c.CallGraph
+	// Validate parsed it already; the copy size goes in run.json as the
+	// sampler will use it.
+	cg, err := ParseCallGraph(c.CallGraph)
+	if err != nil {
+		return fmt.Errorf("record: call graph %w", err)
+	}
+	r.meta.CallGraph, r.meta.CallGraphStackBytes = cg.Method, cg.StackBytes
 	r.meta.SamplerScope = "thread"
 	if c.PerCPU {
 		r.meta.SamplerScope = "cpu"
@@ -206,7 +212,7 @@ func chooseSampler(c Config) (name, why string, err error) {
 		return "bpf", "", nil
 	}
 	// auto
-	if c.CallGraph == "dwarf" {
+	if cg, _ := ParseCallGraph(c.CallGraph); cg.Method == capture.CallGraphDwarf {
 		return "perf", "auto: --call-graph dwarf needs perf (the BPF sampler walks frame pointers)", capture.CheckPerf()
 	}
 	if c.Event == "cycles" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,6 +250,54 @@ func TestRunSlowSamplerStart(t *testing.T) {
 		// would be had the sampler started at once.
 		if m.Complete == nil || !*m.Complete || m.WindowSeconds <= 0 || m.WindowSeconds >= 4.5 {
 			t.Errorf("sampler %s slow: complete %v (%q), window %.2f s; want complete, shorter than 4.5 s", tt.delay, m.Complete, m.Incomplete, m.WindowSeconds)
+		}
+	}
+	recordtest.NoPerfLeft(t, target.Process.Pid)
+}
+
+// run.json records the call graph perf used, method and stack size, and the
+// size is the one in perf.data's event attributes (perf evlist -v:
+// sample_stack_user), not only what record meant to ask for. With auto, a
+// dwarf call graph (with or without a size) chooses perf.
+func TestRunCallGraphRecorded(t *testing.T) {
+	recordtest.RequireSampler(t, "perf")
+	target := recordtest.Burner(t)
+	for _, tt := range []struct {
+		callGraph  string
+		wantMethod string
+		wantBytes  int // run.json and perf.data's sample_stack_user; 0: none
+	}{
+		{"dwarf", "dwarf", capture.DefaultDwarfStackBytes},
+		{"dwarf,4096", "dwarf", 4096},
+		{"fp", "fp", 0},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		_, err := Run(context.Background(), Config{Sampler: "auto", CallGraph: tt.callGraph, Target: Target{PID: target.Process.Pid},
+			Duration: time.Second, Out: out, KeepRaw: true}, nil)
+		if err != nil {
+			t.Fatalf("%s: Run: %v", tt.callGraph, err)
+		}
+		m, _ := recordtest.ReadRun(t, out)
+		if m.CallGraph != tt.wantMethod || m.CallGraphStackBytes != tt.wantBytes {
+			t.Errorf("%s: run.json call_graph %q, call_graph_stack_bytes %d; want %q, %d", tt.callGraph, m.CallGraph, m.CallGraphStackBytes, tt.wantMethod, tt.wantBytes)
+		}
+		if tt.wantMethod == "dwarf" && m.Sampler != "perf" {
+			t.Errorf("%s: auto chose %q, want perf", tt.callGraph, m.Sampler)
+		}
+		if m.Sampler != "perf" {
+			continue // no perf.data to check
+		}
+		ev, err := exec.Command("perf", "evlist", "-v", "-i", filepath.Join(out, "perf.data")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: perf evlist: %v: %s", tt.callGraph, err, ev)
+		}
+		got := 0
+		if _, v, ok := strings.Cut(string(ev), "sample_stack_user: "); ok {
+			v, _, _ = strings.Cut(strings.TrimSpace(v), ",")
+			got, _ = strconv.Atoi(strings.Fields(v)[0])
+		}
+		if got != tt.wantBytes {
+			t.Errorf("%s: perf.data's sample_stack_user = %d, want %d (evlist: %s)", tt.callGraph, got, tt.wantBytes, ev)
 		}
 	}
 	recordtest.NoPerfLeft(t, target.Process.Pid)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/record"
 )
@@ -75,7 +76,9 @@ reason, and no perf or workload process is left behind.`,
 	enumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)", "perf", "bpf", "auto")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	enumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
-	enumFlag(cmd, &opts.CallGraph, "call-graph", "fp", "stack walking: fp (frame pointers) or dwarf", "fp", "dwarf")
+	// Not an enumFlag: dwarf takes a size (validate checks it).
+	f.StringVar(&opts.CallGraph, "call-graph", "fp", fmt.Sprintf("stack walking: fp (frame pointers) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
+	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion("fp", "dwarf"))
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool
@@ -103,6 +106,10 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 	if err := exclusive(cmd, "socket", "dsn"); err != nil {
 		return err
 	}
+	cg, err := record.ParseCallGraph(o.CallGraph)
+	if err != nil {
+		return usageError("--call-graph %v", err)
+	}
 	switch {
 	case o.Target.PID < 0:
 		return usageError("--pid %d: want a process id", o.Target.PID)
@@ -110,7 +117,7 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 		return usageError("--out DIR is required: the run directory to write")
 	case o.Freq <= 0 || o.Freq > 10000:
 		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
-	case o.Sampler == "bpf" && o.CallGraph == "dwarf":
+	case o.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
 		return usageError("--warmup, --duration and --margin cannot be negative")

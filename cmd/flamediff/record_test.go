@@ -49,7 +49,16 @@ func TestRecordFlags(t *testing.T) {
 		{name: "no out", args: []string{"--duration", "1s"}, wantErr: "--out DIR is required"},
 		{name: "no duration without workload", args: []string{"--out", dir}, wantErr: "give --duration"},
 		{name: "two targets", args: []string{"--out", dir, "--pid", "1", "--process", "x", "--duration", "1s"}, wantErr: "one of --pid"},
-		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: "want fp or dwarf"},
+		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: `--call-graph "lbr": want fp or dwarf`},
+		{name: "dwarf with a size", args: []string{"--out", dir, "--sampler", "perf", "--call-graph", "dwarf,16384", "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.CallGraph != "dwarf,16384" {
+					t.Errorf("--call-graph dwarf,16384: call graph %q", o.CallGraph)
+				}
+			}},
+		{name: "dwarf size above perf's", args: []string{"--out", dir, "--call-graph", "dwarf,70000", "--duration", "1s"}, wantErr: `--call-graph "dwarf,70000": stack size 70000: want 8 to 65528 bytes`},
+		{name: "dwarf size not a multiple of 8", args: []string{"--out", dir, "--call-graph", "dwarf,5001", "--duration", "1s"}, wantErr: "not a multiple of 8 bytes (perf's unit): use 5008"},
+		{name: "bpf with dwarf and a size", args: []string{"--out", dir, "--sampler", "bpf", "--call-graph", "dwarf,4096", "--duration", "1s"}, wantErr: "needs --sampler perf"},
 		{name: "bad freq", args: []string{"--out", dir, "--freq", "0", "--duration", "1s"}, wantErr: "want 1 to 10000 Hz"},
 		{name: "bad sampler", args: []string{"--out", dir, "--sampler", "ebpf", "--duration", "1s"}, wantErr: "want perf, bpf or auto"},
 		{name: "bpf with dwarf", args: []string{"--out", dir, "--sampler", "bpf", "--call-graph", "dwarf", "--duration", "1s"}, wantErr: "needs --sampler perf"},
