@@ -235,7 +235,7 @@ func (t *Table) establish(pc uint64) (row Row, err error) {
 	if fc.CFA.Rule == frame.RuleUndefined {
 		row.CFA = Rule{Kind: Unsupported}
 	}
-	if row.RA.Kind == Undefined && !undefinesRA(fde, fc.RetAddrReg) {
+	if row.RA.Kind == Undefined && !undefinedAt(fde.CIE.InitialInstructions, fde.Instructions, fde.CIE.CodeAlignmentFactor, fde.Begin(), pc, fc.RetAddrReg) {
 		// delve's DW_CFA_restore looks up a map of initial rules it never
 		// fills, so a restored column comes out undefined. For rbp and the
 		// other callee-saved registers that is what the CIE says anyway;
@@ -279,10 +279,4 @@ func cieRule(cie *frame.CommonInformationEntry, reg uint64) Rule {
 		return Rule{Kind: Undefined}
 	}
 	return rule(fc.Regs[reg])
-}
-
-// undefinesRA reports whether the CIE's initial instructions or the FDE's
-// program contain DW_CFA_undefined for reg.
-func undefinesRA(fde *frame.FrameDescriptionEntry, reg uint64) bool {
-	return hasUndefined(fde.CIE.InitialInstructions, reg) || hasUndefined(fde.Instructions, reg)
 }
