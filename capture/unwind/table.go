@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -171,6 +172,9 @@ func fromSection(data []byte, order binary.ByteOrder, addr uint64, eh bool) (t *
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
+	// An FDE whose range wraps past the end of the address space covers
+	// nothing real; it would break the order FDEForPC relies on.
+	fdes = slices.DeleteFunc(fdes, func(f *frame.FrameDescriptionEntry) bool { return f.End() < f.Begin() })
 	// delve returns the FDEs in section order; FDEForPC binary-searches.
 	// Append sorts them and drops duplicates, as delve's own reader does.
 	fdes = frame.FrameDescriptionEntries(nil).Append(fdes)
