@@ -81,7 +81,7 @@ var testFDEs = []fdeSpec{
 	{0x1000, 0x10, []byte{cfaAdvance1, cfaDefCFAOffset, 16, cfaOffsetBP, 2, cfaAdvance1, cfaRestoreRA, cfaAdvance1, cfaUndefined, RegRA}},
 	{0x2000, 0x10, []byte{cfaDefCFAOffset, 0}},
 	// A CFA expression (glibc's signal frame): *(rsp+160).
-	{0x3000, 0x10, []byte{0x0f, 3, 0x77, 0xa0, 0x01, 0x06}},
+	{0x3000, 0x10, []byte{0x0f, 4, 0x77, 0xa0, 0x01, 0x06}},
 }
 
 func TestMinimalELF(t *testing.T) {

@@ -50,6 +50,8 @@ const (
 //	                restored to the CIE's rule; +3 ra undefined (a root)
 //	[0x2000,0x2010) g: CFA=rsp+0 (bad: not above rsp)
 //	[0x3000,0x3010) h: CFA=rcx+8 (a register the unwinder does not have)
+//	[0x3800,0x3810) s: CFA=*(rsp+160), a DWARF expression (glibc's
+//	                __restore_rt has this one)
 func testTable(t *testing.T) *Table {
 	t.Helper()
 	sec := debugFrame(
@@ -60,6 +62,7 @@ func testTable(t *testing.T) *Table {
 		}},
 		fdeSpec{0x2000, 0x10, []byte{cfaDefCFAOffset, 0}},
 		fdeSpec{0x3000, 0x10, []byte{cfaDefCFARegOff, 2, 8}},
+		fdeSpec{0x3800, 0x10, []byte{0x0f, 4, 0x77, 0xa0, 0x01, 0x06}}, // DW_CFA_def_cfa_expression: DW_OP_breg7 160; DW_OP_deref
 	)
 	tab, err := fromSection(sec, binary.LittleEndian, 0, false)
 	if err != nil {
@@ -198,6 +201,20 @@ func TestUnwind(t *testing.T) {
 			regs:  Regs{IP: 0x3000, SP: base},
 			stack: newStack(base, 4).stack(),
 			pcs:   []uint64{0x3000}, methods: "n", end: EndBadCFA,
+		},
+		{
+			// CFA read from the window at rsp+160; the return address at
+			// CFA-8 by the CIE's rule; 0x9000 is in no object and rbp is 0.
+			name:  "CFA expression",
+			regs:  Regs{IP: 0x3800, SP: base},
+			stack: newStack(base, 64).put(base+160, base+0x100).put(base+0xf8, 0x9000).stack(),
+			pcs:   []uint64{0x3800, 0x9000}, methods: "cn", end: EndNoTable,
+		},
+		{
+			name:  "CFA expression reading outside the window",
+			regs:  Regs{IP: 0x3800, SP: base},
+			stack: newStack(base, 8).stack(),
+			pcs:   []uint64{0x3800}, methods: "n", end: EndWindow,
 		},
 		{
 			name:  "depth",
