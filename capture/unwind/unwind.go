@@ -46,6 +46,7 @@ type Object struct {
 // Method says how a frame was unwound, that is, how its caller was found.
 type Method uint8
 
+// The methods, as run.json will count them per object.
 const (
 	// MethodNone: the walk ended at this frame without finding its caller
 	// (see End), or the depth ran out.
@@ -80,6 +81,7 @@ type Frame struct {
 // End says how a walk ended.
 type End uint8
 
+// The ways a walk ends.
 const (
 	// EndRoot: the CFI says the last frame has no return address
 	// (DW_CFA_undefined rip): the thread's root, clone3, clone or _start.

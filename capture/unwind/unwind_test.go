@@ -240,6 +240,7 @@ func TestUnwind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // the cases share tab and its cache
 			u := &Unwinder{Lookup: lookup, MaxDepth: tt.max, FramePointerOnly: tt.fpOnly}
 			frames, end := u.Unwind(nil, tt.regs, tt.stack)
 			var pcs []uint64
