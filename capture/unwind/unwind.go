@@ -85,7 +85,7 @@ type End uint8
 const (
 	// EndRoot: the CFI says the last frame has no return address
 	// (DW_CFA_undefined rip): the thread's root, clone3, clone or _start.
-	EndRoot End = iota
+	EndRoot End = iota + 1 // the zero End is no ending, so a forgotten one shows
 	// EndZeroPC: the next return address is 0. A frame-pointer chain that
 	// ends at a thread's root usually ends so.
 	EndZeroPC
