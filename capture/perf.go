@@ -409,6 +409,11 @@ func (r *perfRun) stop(ctx context.Context) (*Result, error) {
 		// perf has finished writing; then let it exit.
 		r.disable(time.Second)
 		r.interrupt(ctx)
+		// perf record may not have noticed yet that its target exited (a
+		// loaded machine): the warning is about the target, not perf.
+		if processAlive(r.pid) != nil {
+			warnings = append(warnings, fmt.Sprintf("process %d exited during sampling: the profile covers its life until then", r.pid))
+		}
 	}
 	r.mu.Lock()
 	cancelled, killed := r.cancelled, r.killed
