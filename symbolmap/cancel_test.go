@@ -238,6 +238,115 @@ func TestGlibcCancelDocumented(t *testing.T) {
 	}
 }
 
+// userPath returns the user-space frames of a stack below start_thread
+// (the thread roots differ between glibc versions: clone3 and __clone3),
+// or "" when the stack does not reach start_thread.
+func userPath(frames []string) string {
+	for i, f := range frames {
+		if f == "start_thread" {
+			var out []string
+			for _, g := range frames[i+1:] {
+				if !strings.HasSuffix(g, "_[k]") {
+					out = append(out, g)
+				}
+			}
+			return strings.Join(out, ";")
+		}
+	}
+	return ""
+}
+
+// leafSelf returns the value of the stacks whose last user frame is
+// name, over the total.
+func leafSelf(stacks map[string]int64, total int64, name string) float64 {
+	var v int64
+	for path, n := range stacks {
+		if path == name || strings.HasSuffix(path, ";"+name) {
+			v += n
+		}
+	}
+	return float64(v) / float64(total)
+}
+
+// TestGlibcCancelReal maps real stacks of the same program
+// (testdata/cancel/real/prog.c: a thread calling send, recv, pwrite and
+// fdatasync through one function each) sampled by perf --call-graph dwarf
+// under glibc 2.36 and under trixie's glibc 2.41 with its libc6-dbg
+// symbols (testdata/README.md). The truth is the program's source and
+// perf's own unwinding: each syscall's leaf is the wrapper under the
+// function that calls it, as 2.36 shows it. Once mapped, every 2.41 stack
+// that had cancellation frames ends as a 2.36 stack ends, and no chain
+// frame is left; without the normalisation none of them does.
+func TestGlibcCancelReal(t *testing.T) {
+	off := mustParse(t, "version: 1\nnormalize: {glibc_cancel: false}\n")
+	paths := func(m *Map, v string) (map[string]int64, int64) {
+		p := readFolded(t, "testdata/cancel/real/glibc-"+v+".folded", "")
+		mp, _ := m.Apply(p)
+		out := map[string]int64{}
+		for _, s := range mp.Stacks {
+			if up := userPath(s.Frames); up != "" {
+				out[up] += s.Value
+			}
+		}
+		return out, mp.Total()
+	}
+	ref, _ := paths(Default(), "2.36")
+	want := map[string]bool{
+		"worker;net_write;__send": true, "worker;net_read;__libc_recv": true,
+		"worker;log_write;__libc_pwrite": true, "worker;log_sync;fdatasync": true,
+	}
+	for w := range want {
+		if ref[w] == 0 {
+			t.Errorf("glibc 2.36 has no stack %q: the fixture is not what the test expects", w)
+		}
+	}
+	on, total := paths(Default(), "2.41")
+	raw, _ := paths(off, "2.41")
+	chained := 0
+	for path := range raw {
+		if !strings.Contains(path, "_cancel") {
+			continue
+		}
+		chained++
+		if ref[path] != 0 {
+			t.Errorf("without glibc_cancel, 2.41's %q is in 2.36", path)
+		}
+	}
+	if chained < 4 {
+		t.Errorf("2.41 has %d user paths with cancellation frames, want the chains of the four syscalls", chained)
+	}
+	for path, v := range on {
+		if strings.Contains(path, "_cancel") {
+			t.Errorf("2.41 mapped %q (%d) still has a cancellation frame", path, v)
+		}
+		if strings.HasPrefix(path, "worker;") && strings.Count(path, ";") == 2 && !want[path] {
+			t.Errorf("2.41 mapped %q: not a syscall path of the program", path)
+		}
+	}
+	for w := range want {
+		if on[w] == 0 {
+			t.Errorf("2.41 mapped has no %q", w)
+		}
+	}
+	// The figures: the self share of the leaves, before and after.
+	for _, name := range []string{"__syscall_cancel_arch", "__internal_syscall_cancel", "__syscall_cancel", "__send", "__libc_recv", "__libc_pwrite", "fdatasync"} {
+		t.Logf("glibc 2.41 user self share of %-26s glibc_cancel off %5.1f%%, on %5.1f%%; glibc 2.36 %5.1f%%",
+			name, 100*leafSelf(raw, total, name), 100*leafSelf(on, total, name), 100*leafSelf(ref, sum(ref), name))
+	}
+	if leafSelf(raw, total, "__syscall_cancel_arch") == 0 || leafSelf(on, total, "__syscall_cancel_arch") != 0 {
+		t.Errorf("__syscall_cancel_arch self share: off %.3f, on %.3f; want > 0, then 0",
+			leafSelf(raw, total, "__syscall_cancel_arch"), leafSelf(on, total, "__syscall_cancel_arch"))
+	}
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 // FuzzGlibcCancel: on any stack, the stack pass drops only chain frames,
 // keeps the order of the rest, and Apply and Dropped agree.
 func FuzzGlibcCancel(f *testing.F) {
