@@ -13,7 +13,11 @@
 //
 //  1. normalize: build noise is removed (symbol versions "@GLIBC_2.2.5",
 //     compiler clone suffixes ".isra.0", glibc "__GI_" aliases); frame 0,
-//     the thread name, is left alone.
+//     the thread name, is left alone. Then, on the whole stack, glibc's
+//     cancellation frames under a syscall wrapper are dropped
+//     (glibc_cancel: "__send;__syscall_cancel;__internal_syscall_cancel;
+//     __syscall_cancel_arch" becomes "__send", as glibc before 2.41 has
+//     it); see GlibcCancelFrames.
 //  2. comm: frame 0 (the thread name) is renamed by the first matching rule.
 //  3. elide: frames 1.. that match an elide rule are dropped.
 //  4. rename: frames 1.. are renamed by the first matching rule, in file

@@ -30,10 +30,16 @@ type resolved struct {
 	name string
 	keep bool
 	rule string // "" when the name is unchanged
+	// For the stack-level glibc_cancel pass, of the normalised name:
+	rank int8 // cancelRank, or -1 (frame 0, switch off)
+	wrap int8 // wrapKind
 }
 
+// cancelRule is how --explain names the frames glibc_cancel drops.
+const cancelRule = "normalize (glibc_cancel)"
+
 // Resolver maps the frames of the profiles of one label, one frame at a
-// time, as Apply does; it caches what it made of each distinct name
+// time, as Apply does (Dropped gives the stack-level pass); it caches what it made of each distinct name
 // (profiles have about 1e5 stacks but a few thousand distinct names). It
 // is not safe for concurrent use: make one per goroutine.
 type Resolver struct {
@@ -41,6 +47,8 @@ type Resolver struct {
 	a      active
 	frame0 map[string]resolved
 	frames map[string]resolved
+	vs     []resolved // one stack's frames, reused
+	drop   []bool     // what Dropped returns, reused
 }
 
 // Resolver returns a Resolver for profiles labelled label: the rules
@@ -51,10 +59,57 @@ func (m *Map) Resolver(label string) *Resolver {
 
 // Frame returns what the map makes of frame i of a stack (0 is the thread
 // name) named name: the mapped name, and keep false when the frame is
-// elided.
+// elided. It maps the frame alone: the stack-level glibc_cancel
+// normalisation is Dropped's.
 func (r *Resolver) Frame(i int, name string) (mapped string, keep bool) {
 	v := r.resolve(i, name)
 	return v.name, v.keep
+}
+
+// Dropped reports which frames of one stack (frames[0] the thread name,
+// leaf last, as in fold.Stack) the map's stack-level normalisation drops:
+// glibc's cancellation frames under a syscall wrapper (the glibc_cancel
+// switch of the normalize section). It returns nil when it drops none,
+// else a slice as long as frames, true at the frames to leave out
+// whatever Frame says of them. The slice is reused by the next call.
+func (r *Resolver) Dropped(frames []string) []bool {
+	return r.drops(r.resolveStack(frames))
+}
+
+// resolveStack resolves every frame of a stack into r.vs.
+func (r *Resolver) resolveStack(frames []string) []resolved {
+	r.vs = r.vs[:0]
+	for i, name := range frames {
+		r.vs = append(r.vs, r.resolve(i, name))
+	}
+	return r.vs
+}
+
+// drops runs the stack-level pass on a resolved stack: nil when it drops
+// nothing.
+func (r *Resolver) drops(vs []resolved) []bool {
+	if !r.m.normalize.GlibcCancel {
+		return nil
+	}
+	has := false
+	for _, v := range vs {
+		if v.rank >= 0 {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return nil
+	}
+	if cap(r.drop) < len(vs) {
+		r.drop = make([]bool, len(vs))
+	}
+	r.drop = r.drop[:len(vs)]
+	clear(r.drop)
+	if !cancelDrops(vs, r.drop) {
+		return nil
+	}
+	return r.drop
 }
 
 func (r *Resolver) resolve(i int, name string) resolved {
@@ -82,10 +137,10 @@ func (r *Resolver) resolveComm(name string) resolved {
 			if to == name {
 				break
 			}
-			return resolved{name: to, keep: true, rule: ru.describe(r.m.file)}
+			return resolved{name: to, keep: true, rule: ru.describe(r.m.file), rank: -1}
 		}
 	}
-	return resolved{name: name, keep: true}
+	return resolved{name: name, keep: true, rank: -1}
 }
 
 func (r *Resolver) resolveFrame(orig string) resolved {
@@ -94,9 +149,14 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 	if name != orig {
 		steps = append(steps, "normalize")
 	}
+	rank := int8(-1)
+	if r.m.normalize.GlibcCancel {
+		rank = cancelRank(name)
+	}
+	wrap := wrapKind(name)
 	for _, ru := range r.a.elide {
 		if _, ok := ru.m.match(name); ok {
-			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + ")}
+			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + "), rank: rank, wrap: wrap}
 		}
 	}
 	for _, ru := range r.a.rename {
@@ -108,7 +168,7 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 			break
 		}
 	}
-	return resolved{name: name, keep: true, rule: strings.Join(steps, " + ")}
+	return resolved{name: name, keep: true, rule: strings.Join(steps, " + "), rank: rank, wrap: wrap}
 }
 
 // expand returns the rule's target for name matched by pt: "to" with $1..
@@ -125,7 +185,9 @@ func expand(r *rule, pt *pattern, name string) string {
 	return out
 }
 
-// Apply returns a new profile with the map applied (p is not modified).
+// Apply returns a new profile with the map applied (p is not modified):
+// every frame as Resolver.Frame maps it, less the frames
+// Resolver.Dropped drops (explained as "normalize (glibc_cancel)").
 // The profile's label (p.Label()) selects label-limited rules. Stacks that
 // become identical are merged and the result is sorted, as
 // fold.Profile.Normalize leaves it. The Explanation says which rule turned
@@ -142,8 +204,13 @@ func (m *Map) Apply(p *fold.Profile) (*fold.Profile, *Explanation) {
 	for _, s := range p.Stacks {
 		fr := make([]string, 0, len(s.Frames))
 		seen = seen[:0]
+		vs := r.resolveStack(s.Frames)
+		drop := r.drops(vs)
 		for i, name := range s.Frames {
-			v := r.resolve(i, name)
+			v := vs[i]
+			if drop != nil && drop[i] {
+				v = resolved{keep: false, rule: cancelRule}
+			}
 			if v.keep {
 				fr = append(fr, v.name)
 			}

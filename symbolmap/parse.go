@@ -205,7 +205,7 @@ func (p *parser) mapping(n *yaml.Node, known []string, where string) map[string]
 	return out
 }
 
-var normalizeKeys = []string{"symbol_versions", "clone_suffixes", "glibc_aliases"}
+var normalizeKeys = []string{"symbol_versions", "clone_suffixes", "glibc_aliases", "glibc_cancel"}
 
 func (p *parser) normalize(n *yaml.Node) {
 	if n.Kind != yaml.MappingNode {
@@ -230,6 +230,8 @@ func (p *parser) normalize(n *yaml.Node) {
 			p.m.normalize.CloneSuffixes = b
 		case "glibc_aliases":
 			p.m.normalize.GlibcAliases = b
+		case "glibc_cancel":
+			p.m.normalize.GlibcCancel = b
 		}
 	}
 }

@@ -725,6 +725,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("version: 1\nrename:\n  - to: '$1'\n    re: ['(a)b']\n"))
+	f.Add([]byte("version: 1\nnormalize: {glibc_cancel: false}\nelide:\n  - from: [__send]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, diags, err := Parse(bytes.NewReader(data), "fuzz.yaml")
 		if (m == nil) == (err == nil) {
@@ -736,7 +737,8 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		if m != nil {
-			p := profile("11.8", "one_connection;a;b_impl;ab 1", "t;x.isra.0;c 2")
+			p := profile("11.8", "one_connection;a;b_impl;ab 1", "t;x.isra.0;c 2",
+				"t;f;__send;__syscall_cancel;__internal_syscall_cancel;__syscall_cancel_arch 3")
 			mp, _ := m.Apply(p)
 			if mp.Total() != p.Total() {
 				t.Fatalf("Apply changed the total: %d, was %d", mp.Total(), p.Total())

@@ -52,8 +52,9 @@ func (g *suggester) load(m *symbolmap.Map, p *fold.Profile, root string) (sd *si
 	for _, s := range p.Stacks {
 		var fr []int32
 		hasRoot := root == ""
+		drop := r.Dropped(s.Frames) // glibc_cancel, as Apply does
 		for i, name := range s.Frames {
-			if i == 0 {
+			if i == 0 || drop != nil && drop[i] {
 				continue
 			}
 			mapped, keep := r.Frame(i, name)
