@@ -86,6 +86,13 @@ type Meta struct {
 	// stack copied per sample (a stack deeper than that is cut before its
 	// root).
 	CallGraphStackBytes int `json:"call_graph_stack_bytes,omitempty"`
+	// StackCompleteness is the share (0 to 1) of the window's samples
+	// whose stack reaches a thread root (the default thread roots of
+	// package symbolmap), as record measured it; nil when not measured.
+	StackCompleteness *float64 `json:"stack_completeness,omitempty"`
+	// Unwind says how the stacks were unwound, per object; nil when not
+	// recorded.
+	Unwind *Unwind `json:"unwind,omitempty"`
 	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)
 	// or "thread" (events on the target's threads).
 	SamplerScope string `json:"sampler_scope,omitempty"`
@@ -525,4 +532,40 @@ func WriteMeta(w io.Writer, m *Meta) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// Unwind says how a run's stacks were unwound (run.json "unwind").
+type Unwind struct {
+	// Method is "fp" (frame pointers only), "cfi+fp" (stack copies
+	// unwound with the objects' CFI, frame pointers where an object has
+	// none) or "dwarf" (perf --call-graph dwarf).
+	Method string `json:"method"`
+	// StackCopy is the BPF sampler's stack copy setting (never, auto,
+	// always); WindowBytes the most user stack copied per sample;
+	// CopiedSamples how many samples were copied and unwound in user
+	// space.
+	StackCopy     string `json:"stack_copy,omitempty"`
+	WindowBytes   int    `json:"window_bytes,omitempty"`
+	CopiedSamples int64  `json:"copied_samples,omitempty"`
+	// Ends counts how the walks of copied samples ended: "root", "zero_pc",
+	// "window" (the copied window ran out), "no_table", "bad_cfa",
+	// "depth".
+	Ends map[string]int64 `json:"ends,omitempty"`
+	// Objects are the mapped objects the frames fell in, sorted by name.
+	Objects []UnwindObject `json:"objects,omitempty"`
+}
+
+// UnwindObject counts the frames of one mapped object by how they were
+// unwound.
+type UnwindObject struct {
+	// Object is the mapped file, as perf names a dso.
+	Object string `json:"object"`
+	// Frames is every frame in the object; FP, CFI and None split them
+	// by method (None: the walk stopped in this object).
+	Frames int64 `json:"frames"`
+	FP     int64 `json:"fp,omitempty"`
+	CFI    int64 `json:"cfi,omitempty"`
+	None   int64 `json:"none,omitempty"`
+	// Note says why frames of the object were lost, e.g. "no .eh_frame".
+	Note string `json:"note,omitempty"`
 }
