@@ -3,12 +3,14 @@ package lab
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,8 +209,24 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := &markLog{mark: "[2/3]", seen: func() { time.AfterFunc(3*time.Second, cancel) }}
-	res, err := Run(ctx, cfg, RunOptions{Out: out, Repeat: 3, Log: log})
+	// Ctrl-C a second into the second run's window, however long the
+	// server, the warmup and the sampler took to get there (a loaded
+	// machine): a fixed delay from the run's start could land before its
+	// window, in the sampler's start.
+	var runs atomic.Int32
+	rec := func(ctx context.Context, c record.Config) (*record.Result, error) {
+		var progress func(record.Status)
+		if runs.Add(1) == 2 {
+			var once sync.Once
+			progress = func(st record.Status) {
+				if st.Phase == record.PhaseSampling {
+					once.Do(func() { time.AfterFunc(time.Second, cancel) })
+				}
+			}
+		}
+		return record.Run(ctx, c, progress)
+	}
+	res, err := Run(ctx, cfg, RunOptions{Out: out, Repeat: 3, Log: io.Discard, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
