@@ -124,8 +124,8 @@ func TestWithDefaultsAndArgs(t *testing.T) {
 	}
 	// dwarf copies DefaultDwarfStackBytes of stack unless told a size.
 	for _, tt := range []struct{ callGraph, want string }{
-		{"dwarf", "record -F 499 -e cycles -g --call-graph dwarf,32768 -p 7 -o p.data -N -D -1 --control fd:3,4"},
-		{"dwarf,4096", "record -F 499 -e cycles -g --call-graph dwarf,4096 -p 7 -o p.data -N -D -1 --control fd:3,4"},
+		{"dwarf", "record -F 499 -e cycles -g --call-graph dwarf,32768 -m 4096 -p 7 -o p.data -N -D -1 --control fd:3,4"},
+		{"dwarf,4096", "record -F 499 -e cycles -g --call-graph dwarf,4096 -m 1024 -p 7 -o p.data -N -D -1 --control fd:3,4"},
 	} {
 		o, err = withDefaults(Options{FrequencyHz: 499, CallGraph: tt.callGraph, Event: "cycles"})
 		if err != nil {

@@ -169,6 +169,9 @@ func recordArgs(o Options, pid int, data string) []string {
 	}
 	args := []string{"record", "-F", strconv.Itoa(o.FrequencyHz), "-e", o.Event,
 		"-g", "--call-graph", o.CallGraph}
+	if pages := mmapPages(o); pages > 0 {
+		args = append(args, "-m", strconv.Itoa(pages))
+	}
 	args = append(args, target...)
 	return append(args, "-o", data, "-N", "-D", "-1", "--control", "fd:3,4")
 }
@@ -524,6 +527,25 @@ const (
 	// fields. Measured 260-300 bytes on a shallow stack.
 	dwarfSampleOverhead = 300
 )
+
+// mmapPages is the size in pages of perf's ring buffer per event for
+// dwarf call graphs (0: perf's default, for fp): a second of samples at
+// the sampling frequency, a power of two from 128 to 8192 pages (512 KiB
+// to 32 MiB). perf's default of 516 KiB holds about 15 samples of 32 KiB
+// of stack, so a busy machine lost chunks of samples ("the system could
+// not keep up") while perf record was waiting for a CPU.
+func mmapPages(o Options) int {
+	b := sampleBytes(o.CallGraph)
+	if b == fpSampleBytes {
+		return 0
+	}
+	want := int64(o.FrequencyHz) * b / 4096
+	pages := 128
+	for pages < 8192 && int64(pages) < want {
+		pages *= 2
+	}
+	return pages
+}
 
 // sampleBytes is the approximate size of a sample record in perf.data
 // with the call-graph setting callGraph: it grows with dwarf's stack size.
