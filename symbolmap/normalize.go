@@ -64,8 +64,20 @@ func (o normalizeOpts) apply(name string) string {
 		if rest, ok := strings.CutPrefix(name, "__GI_"); ok && rest != "" {
 			name = rest
 		}
+		if public, ok := glibcPublicNames[name]; ok {
+			name = public
+		}
 	}
 	return name + annot
+}
+
+// glibcPublicNames are glibc functions whose symbol differs between
+// glibc versions for the same code: the thread entry is "clone3" in 2.36's
+// debug symbols and "__GI___clone3" (__clone3) in 2.41's, so without this
+// a diff of the two shows every thread's root as gone and new.
+var glibcPublicNames = map[string]string{
+	"__clone3": "clone3",
+	"__clone":  "clone",
 }
 
 // stripClones removes compiler clone suffixes, repeatedly: ".isra.0",

@@ -194,6 +194,9 @@ func TestNormalize(t *testing.T) {
 		{in: "foo [clone .isra.0]", all: "foo", opts: "clone_suffixes", off: "foo [clone .isra.0]"},
 		{in: "__GI___pthread_mutex_unlock_usercnt", all: "__pthread_mutex_unlock_usercnt", opts: "glibc_aliases", off: "__GI___pthread_mutex_unlock_usercnt"},
 		{in: "__GI_memcpy", all: "memcpy", opts: "glibc_aliases", off: "__GI_memcpy"},
+		{in: "__GI___clone3", all: "clone3", opts: "glibc_aliases", off: "__GI___clone3"},
+		{in: "__clone", all: "clone", opts: "glibc_aliases", off: "__clone"},
+		{in: "__clone_internal", all: "__clone_internal", opts: "glibc_aliases", off: "__clone_internal"},
 		{in: "__GI___lll_lock_wait.isra.0@GLIBC_2.2.5", all: "__lll_lock_wait", opts: "glibc_aliases", off: "__GI___lll_lock_wait"},
 		{in: "schedule.isra.0_[k]", all: "schedule_[k]", opts: "clone_suffixes", off: "schedule.isra.0_[k]"},
 		// Not clone suffixes: left alone.
