@@ -34,32 +34,10 @@ import (
 // next under the same load), so only one window compares the samplers and
 // not the load.
 func TestPerfVersusBPF(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a MariaDB server and runs sysbench")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("sampling tests need root")
-	}
-	if err := capture.CheckPerf(); err != nil {
-		t.Skipf("perf not usable: %v", err)
-	}
-	if err := capture.CheckBPF(); err != nil {
-		t.Skipf("bpf sampler not usable: %v", err)
-	}
+	requireSamplers(t)
 	// No fsync per commit: the load is CPU-bound and steady.
-	srv := mariadbtest.Start(t, mariadbtest.Options{Args: []string{"--innodb-flush-log-at-trx-commit=0"}})
-	srv.Prepare(t, "oltp_update_non_index", 10000)
-	args := srv.Sysbench(t, "oltp_update_non_index", "--threads=2", "--time=16", "run")
-	bench := exec.Command(args[0], args[1:]...)
-	var out strings.Builder
-	bench.Stdout, bench.Stderr = &out, &out
-	if err := bench.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = bench.Process.Kill()
-		_ = bench.Wait()
-	})
+	srv := loaded(t, mariadbtest.Options{Args: []string{"--innodb-flush-log-at-trx-commit=0"}},
+		"oltp_update_non_index", "--threads=2", "--time=16")
 	time.Sleep(3 * time.Second)
 
 	const freq = 999
@@ -138,4 +116,43 @@ func shares(p *fold.Profile) map[string]float64 {
 		m[f.Name] = f.InclusivePct
 	}
 	return m
+}
+
+// requireSamplers skips the test unless it may start a MariaDB server and
+// sample it with both perf and the BPF sampler.
+func requireSamplers(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a MariaDB server and runs sysbench")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("sampling tests need root")
+	}
+	if err := capture.CheckPerf(); err != nil {
+		t.Skipf("perf not usable: %v", err)
+	}
+	if err := capture.CheckBPF(); err != nil {
+		t.Skipf("bpf sampler not usable: %v", err)
+	}
+}
+
+// loaded starts a private MariaDB with opts, prepares sysbench's tables
+// for test (10,000 rows) and runs sysbench test with args against it in
+// the background until the test ends.
+func loaded(t *testing.T, opts mariadbtest.Options, test string, args ...string) *mariadbtest.Server {
+	t.Helper()
+	srv := mariadbtest.Start(t, opts)
+	srv.Prepare(t, test, 10000)
+	argv := srv.Sysbench(t, test, append(args, "run")...)
+	bench := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	bench.Stdout, bench.Stderr = &out, &out
+	if err := bench.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = bench.Process.Kill()
+		_ = bench.Wait()
+	})
+	return srv
 }
