@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flamediff/flamediff/diff"
 )
 
 func TestGolden(t *testing.T) {
@@ -722,5 +724,51 @@ func TestFmtP(t *testing.T) {
 		if got := fmtP(c.p); got != c.want {
 			t.Errorf("fmtP(%v) = %q, want %q", c.p, got, c.want)
 		}
+	}
+}
+
+// TestStackCompleteness: runs whose run.json records stack_completeness and
+// unwind show them per version, and the one below 99% a warning naming the
+// object where walks stopped, with the caller's hint; a run without them
+// shows "-" and no warning (its report is as before).
+func TestStackCompleteness(t *testing.T) {
+	unwind := func(name string) string { return filepath.Join("..", "testdata", "unwind", name) }
+	runs := []Run{
+		{Server: "10.11", Workload: "w", Repeat: 1, Dir: unwind("mariadb-10.11-point-select-fp")},
+		{Server: "11.8", Workload: "w", Repeat: 1, Dir: unwind("mariadb-11.8-update-non-index-cfi")},
+		{Server: "10.5", Workload: "w", Repeat: 1, Dir: fixtureDir("10.5", "point-select")},
+	}
+	hints := diff.Hints{Unwinding: func(u *diff.Unwinding) string { return "a " + u.Sampler + " hint" }}
+	r := mustBuild(t, runs, Options{Servers: []string{"10.11", "11.8", "10.5"}, Hints: hints})
+	warning := "stacks reach a thread root in 61.86% of samples (unwinding: fp): callers' inclusive shares are understated by up to 38.14 percentage points; libc.so.6: 560 walks stopped there (no frame pointers; a bpf hint)"
+	for _, tt := range []struct {
+		server   string
+		pct      float64 // 0: none recorded
+		unwind   string
+		warnings []string
+	}{
+		// The shares are those of the fixtures' stacks.folded
+		// (testdata/README.md), recomputed by the record test's way.
+		{"10.11", 61.86495176848874, "fp", []string{warning}},
+		{"11.8", 99.52276064610867, "cfi+fp", nil},
+		{"10.5", 0, "", nil},
+	} {
+		v := r.Workloads[0].version(tt.server)
+		got := 0.0
+		if v.StackCompletePct != nil {
+			got = v.StackCompletePct.Median
+		}
+		if math.Abs(got-tt.pct) > 1e-9 || v.Unwind != tt.unwind || !slices.Equal(v.Warnings, tt.warnings) {
+			t.Errorf("%s: complete %v, unwind %q, warnings %q; want %v, %q, %q", tt.server, got, v.Unwind, v.Warnings, tt.pct, tt.unwind, tt.warnings)
+		}
+	}
+	golden(t, "unwind.md", []byte(markdown(t, r)))
+	var b bytes.Buffer
+	if err := r.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "unwind-summary.txt", b.Bytes())
+	if !strings.Contains(b.String(), "warning: w on 10.11: "+warning) {
+		t.Errorf("summary lacks the warning:\n%s", b.String())
 	}
 }

@@ -72,6 +72,8 @@ type Options struct {
 	Depth int
 	// SVG makes WriteFiles draw the flame graphs.
 	SVG bool
+	// Hints add a command's advice to the warnings (see diff.Hints).
+	Hints diff.Hints
 }
 
 // ErrInvalid is wrapped by Build's errors about its arguments (as opposed
@@ -189,7 +191,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 				v.Missing = strings.Join(reasons, "; ")
 				continue
 			}
-			fillFigures(v, runsOf[srv])
+			fillFigures(v, runsOf[srv], opts.Hints)
 		}
 		rep.Workloads = append(rep.Workloads, w)
 		if err := computeWorkload(rep, w, runsOf, roots, m); err != nil {
@@ -294,7 +296,7 @@ func perOp(runs []*loaded, x func(*fold.Meta) float64) *Figure {
 }
 
 // fillFigures sets a cell's figures from its usable runs.
-func fillFigures(v *Version, runs []*loaded) {
+func fillFigures(v *Version, runs []*loaded, h diff.Hints) {
 	v.Repeats = len(runs)
 	qps := make([]float64, len(runs))
 	cpu := make([]float64, len(runs))
@@ -308,6 +310,44 @@ func fillFigures(v *Version, runs []*loaded) {
 	v.ReadsPerOp = perOp(runs, func(m *fold.Meta) float64 { return float64(m.ReadOps) })
 	v.ReadKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.ReadKB })
 	v.WriteKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.WriteKB })
+	stackFigures(v, runs, h)
+}
+
+// stackFigures fills the cell's recorded stack completeness, unwind
+// methods and the warning of its least complete repeat.
+func stackFigures(v *Version, runs []*loaded, h diff.Hints) {
+	var pcts []float64
+	var methods []string
+	var worst *diff.Unwinding
+	worstRepeat := 0
+	for _, l := range runs {
+		u := diff.RecordedUnwinding(l.p.Meta)
+		if u == nil {
+			continue
+		}
+		pcts = append(pcts, 100*u.Complete)
+		if u.Method != "" && !slices.Contains(methods, u.Method) {
+			methods = append(methods, u.Method)
+		}
+		if worst == nil || u.Complete < worst.Complete {
+			worst, worstRepeat = u, l.run.Repeat
+		}
+	}
+	if len(pcts) == 0 {
+		return
+	}
+	v.StackCompletePct = figureOf(pcts)
+	v.Unwind = strings.Join(methods, ", ")
+	hint := ""
+	if h.Unwinding != nil {
+		hint = h.Unwinding(worst)
+	}
+	if w := worst.Warning(hint); w != "" {
+		if len(runs) > 1 {
+			w = fmt.Sprintf("repeat %d: %s", worstRepeat, w)
+		}
+		v.Warnings = append(v.Warnings, w)
+	}
 }
 
 // rel is a/b of two figures' medians, nil when either is absent or b is 0.

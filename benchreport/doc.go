@@ -70,7 +70,11 @@
 //	        "qps": float, "cpu_us_per_op": float, "cs_per_op": float,
 //	        "reads_per_op": float, "read_kb_per_op": float, "write_kb_per_op": float
 //	      },                       //   (each optional)
-//	      "qps_test": test, "cpu_us_per_op_test": test  // optional, not for the base
+//	      "qps_test": test, "cpu_us_per_op_test": test, // optional, not for the base
+//	      "stack_complete_pct": figure, // optional: samples whose stack reaches a thread root (0 to 100),
+//	                               //   over the repeats whose run.json records stack_completeness
+//	      "unwind": string,        // optional: how their stacks were walked ("fp", "cfi+fp", "dwarf"; ", "-joined when repeats differ)
+//	      "warnings": [string]     // optional: the stack completeness warning of the least complete repeat, below 99%
 //	    }],
 //	    "subtrees": [{             // one per root
 //	      "root": string, "depth": int,

@@ -179,9 +179,22 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 func (r *Report) costSection(w *Workload) report.Section {
 	s := report.Section{Title: "Throughput and cost per operation",
 		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("rQPS"), report.NumColumn("cpu/o µs"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
+	// Runs that recorded their stack completeness add two columns.
+	stacks := false
+	for _, v := range w.Versions {
+		stacks = stacks || v.StackCompletePct != nil
+	}
+	if stacks {
+		s.Columns = append(s.Columns, report.NumColumn("complete %"), report.TextColumn("unwind"))
+	}
+	var warnings []string
 	for _, v := range w.Versions {
 		if v.Missing != "" {
-			s.Rows = append(s.Rows, []report.Cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")})
+			row := []report.Cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")}
+			if stacks {
+				row = append(row, txt("-"), txt("-"))
+			}
+			s.Rows = append(s.Rows, row)
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: missing: %s", v.Server, v.Missing))
 			continue
 		}
@@ -189,13 +202,29 @@ func (r *Report) costSection(w *Workload) report.Section {
 		if v.RQPS != nil {
 			rq = marked(report.F2(*v.RQPS), v.QPSTest)
 		}
-		s.Rows = append(s.Rows, []report.Cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, report.F2)), txt(rq), txt(marked(opt(v.CPUPerOp, report.F2), v.CPUPerOpTest)),
-			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))})
+		row := []report.Cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, report.F2)), txt(rq), txt(marked(opt(v.CPUPerOp, report.F2), v.CPUPerOpTest)),
+			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))}
+		if stacks {
+			unwind := v.Unwind
+			if unwind == "" {
+				unwind = "-"
+			}
+			row = append(row, txt(opt(v.StackCompletePct, report.F2)), txt(unwind))
+		}
+		s.Rows = append(s.Rows, row)
 		if v.Repeats < r.Repeats {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d repeats usable (see Missing runs).", v.Server, v.Repeats, r.Repeats))
 		}
+		for _, w := range v.Warnings {
+			warnings = append(warnings, fmt.Sprintf("warning: %s: %s", v.Server, w))
+		}
 	}
-	s.Notes = append(s.Notes, "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured.")
+	note := "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured."
+	if stacks {
+		note = strings.TrimSuffix(note, ".") + "; complete %: samples whose stack reaches a thread root (median over the repeats that recorded it), unwind: how stacks were walked."
+	}
+	s.Notes = append(s.Notes, note)
+	s.Notes = append(s.Notes, warnings...)
 	return s
 }
 

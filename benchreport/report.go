@@ -70,6 +70,19 @@ type Version struct {
 	// for the base, or with fewer than two repeats on either side.
 	QPSTest      *Test `json:"qps_test,omitempty"`
 	CPUPerOpTest *Test `json:"cpu_us_per_op_test,omitempty"`
+
+	// StackCompletePct is, over the repeats whose run.json recorded
+	// stack_completeness, the share of samples whose stack reaches a
+	// thread root (0 to 100); nil when no repeat recorded it. Unwind
+	// names how their stacks were walked ("fp", "cfi+fp", "dwarf"; the
+	// repeats' methods, ", "-joined, when they differ).
+	StackCompletePct *Figure `json:"stack_complete_pct,omitempty"`
+	Unwind           string  `json:"unwind,omitempty"`
+	// Warnings are the sentences about the cell's figures: the stack
+	// completeness warning (diff.Unwinding.Warning) of the repeat whose
+	// stacks reach a thread root least often, when it is below
+	// diff.CompleteEnough.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Figure summarises one figure over the repeats of a cell.

@@ -74,6 +74,13 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		printf("missing: %s on %s, %s: %s\n", m.Workload, m.Server, rep, m.Reason)
 	}
 	for _, wl := range r.Workloads {
+		for _, v := range wl.Versions {
+			for _, w := range v.Warnings {
+				printf("warning: %s on %s: %s\n", wl.Name, v.Server, w)
+			}
+		}
+	}
+	for _, wl := range r.Workloads {
 		if len(wl.Comparisons) == 0 {
 			continue
 		}

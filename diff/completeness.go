@@ -64,12 +64,24 @@ func (c Completeness) Warning() string {
 }
 
 // Warnings are the sentences a report prints about the figures of the
-// profile, without its label: the stack completeness warning (see
-// Completeness.Warning) when some stacks do not start at a thread root;
-// none when nothing is wrong. Every command and page that reports on a
-// profile prints these, so that they say it in the same words.
-func (s *Summary) Warnings() []string {
+// profile, without its label: when the run recorded its stack completeness
+// (run.json stack_completeness), the recorded figure's warning (see
+// Unwinding.Warning) when it is below CompleteEnough; otherwise the
+// computed completeness warning (see Completeness.Warning) when some stacks
+// do not start at a thread root; none when nothing is wrong. Every command
+// and page that reports on a profile prints these, so that they say it in
+// the same words.
+func (s *Summary) Warnings() []string { return s.HintedWarnings(Hints{}) }
+
+// HintedWarnings are the Warnings with a command's hints added.
+func (s *Summary) HintedWarnings(h Hints) []string {
 	var out []string
+	if u := s.Recorded; u != nil {
+		if w := u.Warning(h.unwinding(u)); w != "" {
+			out = append(out, w)
+		}
+		return out
+	}
 	if c := s.Completeness; c != nil {
 		if w := c.Warning(); w != "" {
 			out = append(out, w)
@@ -80,10 +92,13 @@ func (s *Summary) Warnings() []string {
 
 // LabelledWarnings are the Warnings of each profile, each after the
 // profile's label: "11.8: 2.17% of samples are in stacks ...".
-func LabelledWarnings(sums []*Summary) []string {
+func LabelledWarnings(sums []*Summary) []string { return LabelledHintedWarnings(sums, Hints{}) }
+
+// LabelledHintedWarnings are the LabelledWarnings with a command's hints added.
+func LabelledHintedWarnings(sums []*Summary, h Hints) []string {
 	var out []string
 	for _, s := range sums {
-		for _, w := range s.Warnings() {
+		for _, w := range s.HintedWarnings(h) {
 			out = append(out, s.Profile.Label+": "+w)
 		}
 	}
@@ -92,3 +107,6 @@ func LabelledWarnings(sums []*Summary) []string {
 
 // Warnings are the LabelledWarnings of the result's profiles, base first.
 func (r *Result) Warnings() []string { return LabelledWarnings(r.Summaries) }
+
+// HintedWarnings are the Warnings with a command's hints added.
+func (r *Result) HintedWarnings(h Hints) []string { return LabelledHintedWarnings(r.Summaries, h) }

@@ -77,6 +77,9 @@ type Summary struct {
 	Subtrees []*SubtreeResult
 	// Completeness is nil when Options.IsThreadRoot is nil.
 	Completeness *Completeness
+	// Recorded is what the run recorded about its stacks (run.json
+	// stack_completeness and unwind); nil when it recorded nothing.
+	Recorded *Unwinding
 	// PerOpMissing is the sentence to print when per-op figures cannot be
 	// computed (the profile has no run metadata with CPU and operations);
 	// "" when they can.
@@ -110,6 +113,7 @@ func Summarize(p *fold.Profile, opts Options) *Summary {
 		c := StackCompleteness(p, opts.IsThreadRoot)
 		s.Completeness = &c
 	}
+	s.Recorded = RecordedUnwinding(p.Meta)
 	if !s.Profile.HasPerOp {
 		s.PerOpMissing = perOpMissing([]string{label}, 1)
 	}

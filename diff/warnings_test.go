@@ -38,3 +38,85 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordedUnwinding(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	libc := fold.UnwindObject{Object: "libc.so.6", Frames: 900, FP: 88, None: 812, Note: "no frame pointers"}
+	tests := []struct {
+		name string
+		meta *fold.Meta
+		want *Unwinding
+	}{
+		{"no meta", nil, nil},
+		{"not recorded", &fold.Meta{CallGraph: "fp"}, nil},
+		{"perf: method from the call graph", &fold.Meta{Sampler: "perf", CallGraph: "dwarf", StackCompleteness: share(0.5)},
+			&Unwinding{Complete: 0.5, Sampler: "perf", Method: "dwarf"}},
+		{"most walks stopped wins", &fold.Meta{Sampler: "bpf", CallGraph: "fp", StackCompleteness: share(0.621), Unwind: &fold.Unwind{Method: "cfi+fp", Objects: []fold.UnwindObject{
+			{Object: "ld-linux-x86-64.so.2", Frames: 10, None: 3, Note: "no .eh_frame"}, libc, {Object: "mariadbd", Frames: 5000, FP: 5000}}}},
+			&Unwinding{Complete: 0.621, Sampler: "bpf", Method: "cfi+fp", Object: "libc.so.6", Stopped: 812, Note: "no frame pointers"}},
+		{"a tie goes to the object with a note", &fold.Meta{StackCompleteness: share(0.9), Unwind: &fold.Unwind{Method: "fp", Objects: []fold.UnwindObject{
+			{Object: "a.so", None: 5}, {Object: "b.so", None: 5, Note: "stripped"}}}},
+			&Unwinding{Complete: 0.9, Method: "fp", Object: "b.so", Stopped: 5, Note: "stripped"}},
+		{"a note without stopped walks", &fold.Meta{StackCompleteness: share(0.9), Unwind: &fold.Unwind{Method: "fp", Objects: []fold.UnwindObject{
+			{Object: "a.so", FP: 5}, {Object: "b.so", FP: 1, Note: "no .eh_frame"}}}},
+			&Unwinding{Complete: 0.9, Method: "fp", Object: "b.so", Note: "no .eh_frame"}},
+	}
+	for _, tt := range tests {
+		if got := RecordedUnwinding(tt.meta); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: RecordedUnwinding = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestUnwindingWarning(t *testing.T) {
+	low := &Unwinding{Complete: 0.621, Sampler: "bpf", Method: "fp", Object: "libc.so.6", Stopped: 812, Note: "no frame pointers"}
+	tests := []struct {
+		name string
+		u    *Unwinding
+		hint string
+		want string
+	}{
+		{"nil", nil, "x", ""},
+		{"enough", &Unwinding{Complete: 0.995, Method: "fp", Object: "libc.so.6", Stopped: 3}, "x", ""},
+		{"exactly enough", &Unwinding{Complete: CompleteEnough, Method: "fp"}, "", ""},
+		{"object, note and hint", low, "try harder",
+			"stacks reach a thread root in 62.10% of samples (unwinding: fp): callers' inclusive shares are understated by up to 37.90 percentage points; libc.so.6: 812 walks stopped there (no frame pointers; try harder)"},
+		{"object and note", low, "",
+			"stacks reach a thread root in 62.10% of samples (unwinding: fp): callers' inclusive shares are understated by up to 37.90 percentage points; libc.so.6: 812 walks stopped there (no frame pointers)"},
+		{"object without a note", &Unwinding{Complete: 0.5, Method: "cfi+fp", Object: "x.so", Stopped: 7}, "",
+			"stacks reach a thread root in 50.00% of samples (unwinding: cfi+fp): callers' inclusive shares are understated by up to 50.00 percentage points; x.so: 7 walks stopped there"},
+		{"note only", &Unwinding{Complete: 0.5, Method: "fp", Object: "x.so", Note: "no .eh_frame"}, "",
+			"stacks reach a thread root in 50.00% of samples (unwinding: fp): callers' inclusive shares are understated by up to 50.00 percentage points; x.so: no .eh_frame"},
+		{"no object, a hint", &Unwinding{Complete: 0.9}, "try harder",
+			"stacks reach a thread root in 90.00% of samples: callers' inclusive shares are understated by up to 10.00 percentage points; try harder"},
+	}
+	for _, tt := range tests {
+		if got := tt.u.Warning(tt.hint); got != tt.want {
+			t.Errorf("%s: Warning = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRecordedWarnings(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	// Half the samples are cut; the run says 62.1% reach a root: the
+	// recorded figure is quoted, the computed one is not repeated.
+	p := &fold.Profile{Stacks: []fold.Stack{{Frames: []string{"t", "start_thread", "f"}, Value: 1}, {Frames: []string{"t", "f"}, Value: 1}},
+		Meta: &fold.Meta{Label: "10.5", Sampler: "bpf", CallGraph: "fp", StackCompleteness: share(0.621),
+			Unwind: &fold.Unwind{Method: "fp", Objects: []fold.UnwindObject{{Object: "libc.so.6", Frames: 812, None: 812, Note: "no frame pointers"}}}}}
+	opts := Options{IsThreadRoot: func(f string) bool { return f == "start_thread" }}
+	hints := Hints{Unwinding: func(u *Unwinding) string { return "sampler " + u.Sampler }}
+	sum := Summarize(p, opts)
+	want := "stacks reach a thread root in 62.10% of samples (unwinding: fp): callers' inclusive shares are understated by up to 37.90 percentage points; libc.so.6: 812 walks stopped there (no frame pointers"
+	if got := sum.Warnings(); !reflect.DeepEqual(got, []string{want + ")"}) {
+		t.Errorf("Warnings() = %q, want %q", got, want+")")
+	}
+	if got := LabelledHintedWarnings([]*Summary{sum}, hints); !reflect.DeepEqual(got, []string{"10.5: " + want + "; sampler bpf)"}) {
+		t.Errorf("LabelledHintedWarnings = %q, want the hint added", got)
+	}
+	// Recorded at 99.5%: no warning, though the computed figure is 50%.
+	p.Meta.StackCompleteness = share(0.995)
+	if got := Summarize(p, opts).HintedWarnings(hints); got != nil {
+		t.Errorf("at 99.5%%: Warnings() = %q, want none", got)
+	}
+}

@@ -10,7 +10,35 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/symbolmap"
 )
+
+// stackFigures sets m's StackCompleteness from p, the run's folded stacks:
+// the share of samples whose stack reaches a thread root, with the default
+// symbol map applied and its thread roots (diff.StackCompleteness), as a
+// report without a map of its own computes it. When the sampler recorded no
+// Unwind (perf, or a sampler that walks frame pointers only), it records
+// the call graph as the method, so that every run says how its stacks were
+// walked. A profile without samples leaves StackCompleteness nil.
+func stackFigures(m *fold.Meta, p *fold.Profile) {
+	if m.Unwind == nil && m.CallGraph != "" {
+		m.Unwind = &fold.Unwind{Method: m.CallGraph}
+	}
+	if p == nil {
+		return
+	}
+	sm := symbolmap.Default()
+	mp, _ := sm.Apply(p)
+	c := diff.StackCompleteness(mp, sm.IsThreadRoot)
+	if c.Total <= 0 {
+		return
+	}
+	share := 1 - float64(c.Incomplete)/float64(c.Total)
+	m.StackCompleteness = &share
+}
 
 // sysbenchTime returns sysbench's --time value from its arguments (10 when
 // the command is sysbench without --time, its default), or 0.

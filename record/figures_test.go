@@ -2,9 +2,12 @@ package record
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flamediff/flamediff/fold"
 )
 
 func TestSysbenchTime(t *testing.T) {
@@ -81,4 +84,49 @@ func TestMarkWriter(t *testing.T) {
 	if out.String() != "Initializing...\nThreads started!\n[ 1s ] ...\n" {
 		t.Errorf("output = %q, want everything passed through", out.String())
 	}
+}
+
+func TestStackFigures(t *testing.T) {
+	// Counted by hand: 6 + 2 + 1 of 12 samples start at a thread root
+	// (start_thread; __GI___clone3, which the default map's glibc_aliases
+	// turn into __clone3; clone3), 3 stop in __send.
+	p := &fold.Profile{Stacks: []fold.Stack{
+		{Frames: []string{"mariadbd", "start_thread", "do_command", "dispatch_command"}, Value: 6},
+		{Frames: []string{"mariadbd", "__GI___clone3", "start_thread", "handle_connection"}, Value: 2},
+		{Frames: []string{"mariadbd", "clone3", "poll"}, Value: 1},
+		{Frames: []string{"mariadbd", "__send"}, Value: 3},
+	}}
+	libc := &fold.Unwind{Method: "cfi+fp", Objects: []fold.UnwindObject{{Object: "libc.so.6", Frames: 3, None: 3}}}
+	tests := []struct {
+		name       string
+		meta       fold.Meta
+		p          *fold.Profile
+		wantShare  *float64
+		wantUnwind *fold.Unwind
+	}{
+		{"perf fp", fold.Meta{Sampler: "perf", CallGraph: "fp"}, p, ptrTo(9.0 / 12), &fold.Unwind{Method: "fp"}},
+		{"perf dwarf", fold.Meta{Sampler: "perf", CallGraph: "dwarf"}, p, ptrTo(9.0 / 12), &fold.Unwind{Method: "dwarf"}},
+		{"the sampler's unwind is kept", fold.Meta{Sampler: "bpf", CallGraph: "fp", Unwind: libc}, p, ptrTo(9.0 / 12), libc},
+		{"no samples", fold.Meta{CallGraph: "fp"}, &fold.Profile{}, nil, &fold.Unwind{Method: "fp"}},
+		{"no profile", fold.Meta{CallGraph: "fp"}, nil, nil, &fold.Unwind{Method: "fp"}},
+	}
+	for _, tt := range tests {
+		m := tt.meta
+		stackFigures(&m, tt.p)
+		if (m.StackCompleteness == nil) != (tt.wantShare == nil) || m.StackCompleteness != nil && *m.StackCompleteness != *tt.wantShare {
+			t.Errorf("%s: stack_completeness %v, want %v", tt.name, deref(m.StackCompleteness), deref(tt.wantShare))
+		}
+		if !reflect.DeepEqual(m.Unwind, tt.wantUnwind) {
+			t.Errorf("%s: unwind %+v, want %+v", tt.name, m.Unwind, tt.wantUnwind)
+		}
+	}
+}
+
+func ptrTo(v float64) *float64 { return &v }
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

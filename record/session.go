@@ -339,6 +339,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	complete := reason == ""
 	r.meta.Complete = &complete
 	r.meta.Incomplete = reason
+	stackFigures(r.meta, res.Profile)
 	res.Profile.Meta = r.meta
 	if err := rundir.Write(c.Out, res.Profile, r.meta); err != nil {
 		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)

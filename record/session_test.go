@@ -1,12 +1,15 @@
 package record
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +17,10 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/recordtest"
+	"github.com/flamediff/flamediff/symbolmap"
 )
 
 // forEachSampler runs f as a subtest for each sampler that can run here
@@ -301,4 +306,108 @@ func TestRunCallGraphRecorded(t *testing.T) {
 		}
 	}
 	recordtest.NoPerfLeft(t, target.Process.Pid)
+}
+
+// threeThreads burns CPU in three threads: main, whose frame-pointer
+// chain reaches __libc_start_call_main (a thread root), a pthread whose
+// chain reaches start_thread, and one spinning in zerobp with a zero frame
+// pointer, whose walk stops at its first frame.
+const threeThreads = `#include <pthread.h>
+#include <stdio.h>
+__asm__(".text\n.globl zerobp\n.type zerobp,@function\nzerobp:\n\txor %ebp,%ebp\n1:\tjmp 1b\n.size zerobp,.-zerobp\n");
+void zerobp(void);
+volatile unsigned long sink;
+__attribute__((noinline)) void burn(void) { for (unsigned long i = 0; i < 100000; i++) sink += i; }
+void *spin(void *arg) { for (;;) burn(); return arg; }
+void *cut(void *arg) { zerobp(); return arg; }
+int main(void) {
+	pthread_t t, u;
+	pthread_create(&t, 0, spin, 0);
+	pthread_create(&u, 0, cut, 0);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) burn();
+}
+`
+
+// startThreeThreads builds threeThreads with gcc (frame pointers kept) and runs it.
+func startThreeThreads(t *testing.T) *exec.Cmd {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed: the test builds its program")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "three.c"), filepath.Join(dir, "three")
+	if err := os.WriteFile(src, []byte(threeThreads), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("%s: read %q, %v; want ready", bin, line, err)
+	}
+	return cmd
+}
+
+// run.json's stack_completeness is the share of the samples of
+// stacks.folded whose stack reaches a thread root, recomputed here from the
+// file as a report without a map computes it; its unwind block says how the
+// stacks were walked.
+func TestRunStackCompleteness(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		target := startThreeThreads(t)
+		out := filepath.Join(t.TempDir(), "run")
+		if _, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
+			Duration: time.Second, Out: out}, nil); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		m, stacks := recordtest.ReadRun(t, out)
+		p, err := fold.ParseFolded(strings.NewReader(stacks), true)
+		if err != nil {
+			t.Fatalf("stacks.folded: %v", err)
+		}
+		sm := symbolmap.Default()
+		mp, _ := sm.Apply(p)
+		c := diff.StackCompleteness(mp, sm.IsThreadRoot)
+		if c.Total == 0 {
+			t.Fatal("stacks.folded has no samples")
+		}
+		want := float64(c.Total-c.Incomplete) / float64(c.Total)
+		// The program's truth: the stacks cut are those of zerobp's
+		// thread, and only those.
+		var zero int64
+		for _, st := range p.Stacks {
+			if slices.Contains(st.Frames, "zerobp") {
+				zero += st.Value
+			}
+		}
+		if zero == 0 || zero != c.Incomplete {
+			t.Errorf("%d samples in zerobp, %d cut of %d: want the cut ones to be zerobp's, and some\n%s", zero, c.Incomplete, c.Total, stacks)
+		}
+		if m.StackCompleteness == nil {
+			t.Fatalf("run.json has no stack_completeness; stacks.folded gives %v", want)
+		}
+		t.Logf("stack_completeness %v (%d of %d samples cut), unwind %+v", *m.StackCompleteness, c.Incomplete, c.Total, m.Unwind)
+		if got := *m.StackCompleteness; math.Abs(got-want) > 1e-12 {
+			t.Errorf("run.json stack_completeness %v; stacks.folded gives %v (%d of %d samples cut)", got, want, c.Incomplete, c.Total)
+		}
+		if m.Unwind == nil || m.Unwind.Method == "" {
+			t.Errorf("run.json unwind %+v, want a method", m.Unwind)
+		} else if m.Unwind.Method != m.CallGraph && m.Unwind.Method != "cfi+fp" {
+			t.Errorf("run.json unwind method %q, call_graph %q: want the call graph, or cfi+fp", m.Unwind.Method, m.CallGraph)
+		}
+	})
 }

@@ -119,12 +119,22 @@ func subtreeNotes(skipped, chains bool, threshold float64, flags *CollapseFlags)
 	return notes
 }
 
-// runSection is the per-op block: one row per profile.
+// runSection is the per-op block: one row per profile. When a profile's
+// run recorded its stack completeness, two columns show it for every
+// profile: "complete %", the share of samples whose stack reaches a thread
+// root, and "unwind", how the stacks were walked ("-": not recorded).
 func runSection(sums []*diff.Summary, f Format) Section {
 	s := Section{
 		Title: "Run",
 		Columns: []Column{{"profile", false}, {"unit", false}, {"total", true}, {"cpu s", true}, {"ops", true},
 			{"QPS", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}},
+	}
+	recorded := false
+	for _, sum := range sums {
+		recorded = recorded || sum.Recorded != nil
+	}
+	if recorded {
+		s.Columns = append(s.Columns, Column{"complete %", true}, Column{"unwind", false})
 	}
 	for _, sum := range sums {
 		p := sum.Profile
@@ -143,6 +153,16 @@ func runSection(sums []*diff.Summary, f Format) Section {
 		}
 		if f == FormatMarkdown {
 			row[0] = "`" + row[0] + "`"
+		}
+		if recorded {
+			complete, method := "-", "-"
+			if u := sum.Recorded; u != nil {
+				complete = F2(100 * u.Complete)
+				if u.Method != "" {
+					method = u.Method
+				}
+			}
+			row = append(row, complete, method)
 		}
 		s.AddRow(row...)
 	}

@@ -35,6 +35,13 @@ import (
 //	  "rqps": float,              // optional: qps / base qps (1 for the base)
 //	  "completeness": {           // optional: stacks not starting at a thread root
 //	    "incomplete": int, "incomplete_pct": float
+//	  },
+//	  "stacks": {                 // optional: what the run recorded (run.json stack_completeness, unwind)
+//	    "complete_pct": float,    // samples whose stack reaches a thread root (default roots), 0 to 100
+//	    "method": string,         // optional: how stacks were walked: "fp", "cfi+fp", "dwarf"
+//	    "object": string,         // optional: the object where most walks stopped
+//	    "stopped": int,           // optional: walks that stopped in it
+//	    "note": string            // optional: why frames were lost in it ("no .eh_frame")
 //	  }
 //	}
 //	subsystem = {"name": string, "value": int, "pct": float, "us_per_op": float (optional)}
@@ -127,6 +134,16 @@ type JSONCompleteness struct {
 	IncompletePct float64 `json:"incomplete_pct"`
 }
 
+// JSONStacks is a profile's "stacks": what its run recorded about its
+// stacks (run.json stack_completeness and unwind; see diff.Unwinding).
+type JSONStacks struct {
+	CompletePct float64 `json:"complete_pct"`
+	Method      string  `json:"method,omitempty"`
+	Object      string  `json:"object,omitempty"`
+	Stopped     int64   `json:"stopped,omitempty"`
+	Note        string  `json:"note,omitempty"`
+}
+
 // JSONProfile is the schema's "profile": a profile's totals and run figures.
 type JSONProfile struct {
 	Label            string            `json:"label"`
@@ -141,6 +158,7 @@ type JSONProfile struct {
 	QPS              *float64          `json:"qps,omitempty"`
 	RQPS             *float64          `json:"rqps,omitempty"`
 	Completeness     *JSONCompleteness `json:"completeness,omitempty"`
+	Stacks           *JSONStacks       `json:"stacks,omitempty"`
 }
 
 // profileJSON is the JSON of a profile's run figures.
@@ -159,6 +177,9 @@ func profileJSON(s *diff.Summary) JSONProfile {
 	j.RQPS = ptr(f.RelativeQPS > 0, f.RelativeQPS)
 	if c := s.Completeness; c != nil {
 		j.Completeness = &JSONCompleteness{Incomplete: c.Incomplete, IncompletePct: c.IncompletePct}
+	}
+	if u := s.Recorded; u != nil {
+		j.Stacks = &JSONStacks{CompletePct: 100 * u.Complete, Method: u.Method, Object: u.Object, Stopped: u.Stopped, Note: u.Note}
 	}
 	return j
 }

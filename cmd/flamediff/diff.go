@@ -95,7 +95,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
-	ro := opts.reportOptions(r.Warnings())
+	ro := opts.reportOptions(r.HintedWarnings(warningHints))
 	var suggest []report.Section
 	if opts.Suggest {
 		if suggest, err = suggestSections(m, in.Raw, in.Labels); err != nil {

@@ -27,6 +27,9 @@ func TestDiffGolden(t *testing.T) {
 		{"update-index-map", []string{"--map", mapFile, "--root", "mysqld_stmt_execute", "--depth", "2", "--top", "15", base, target}},
 		// A looser collapse threshold reaches the level where the statement branches (commit, update).
 		{"update-index-map-collapse97", []string{"--map", mapFile, "--root", "mysqld_stmt_execute", "--depth", "1", "--collapse-threshold", "0.97", "--top", "5", base, target}},
+		// Runs that recorded their stack completeness and unwinding (61.86%
+		// and 99.52%), beside one that did not.
+		{"unwind", []string{"--top", "5", filepath.Join(unwindDir, "mariadb-10.11-point-select-fp"), filepath.Join(unwindDir, "mariadb-11.8-update-non-index-cfi"), base}},
 	}
 	for _, c := range cases {
 		for _, format := range formats {

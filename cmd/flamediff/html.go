@@ -90,11 +90,11 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 		if err != nil {
 			return fmt.Errorf("html: %w", err)
 		}
-		ro.Warnings = r.Warnings()
+		ro.Warnings = r.HintedWarnings(warningHints)
 		doc = report.Diff(r, in.Explanations, ro)
 	} else {
 		sum := diff.Summarize(in.Profiles[0], dopts)
-		ro.Warnings = diff.LabelledWarnings([]*diff.Summary{sum})
+		ro.Warnings = diff.LabelledHintedWarnings([]*diff.Summary{sum}, warningHints)
 		doc = report.Profile(sum, in.Explanations[0], ro)
 	}
 	page, err := htmlPage(doc, g)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -24,6 +25,27 @@ var formats = report.FormatNames()
 // collapseFlags name the flags that turn the breakdown defaults off, for
 // the notes under a breakdown.
 var collapseFlags = &report.CollapseFlags{KeepUnresolved: "--keep-unresolved", NoCollapse: "--no-collapse"}
+
+// warningHints add the command's advice to the warnings a report prints:
+// how to record stacks that reach their thread roots.
+var warningHints = diff.Hints{Unwinding: unwindHint}
+
+// unwindHint is what to record with when a run's frame-pointer walks too
+// often stop before a thread root: the BPF sampler's stack copies, or
+// perf's DWARF call graph. It gives none for runs already unwound with
+// CFI or DWARF.
+func unwindHint(u *diff.Unwinding) string {
+	if u.Method != "fp" {
+		return ""
+	}
+	switch u.Sampler {
+	case "bpf":
+		return "record with --stack-copy auto"
+	case "perf":
+		return "record with --call-graph dwarf"
+	}
+	return ""
+}
 
 // reportOptions are the report package's options for the flags.
 func (c *commonFlags) reportOptions(warnings []string) report.Options {

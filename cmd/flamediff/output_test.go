@@ -20,6 +20,10 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // runsDir is the repository's run directories (real captures).
 const runsDir = "../../testdata/runs"
 
+// unwindDir holds run directories whose run.json records stack
+// completeness and unwinding (testdata/README.md says how they were made).
+const unwindDir = "../../testdata/unwind"
+
 // mapFile is the shipped MariaDB symbol map.
 const mapFile = "../../examples/symbolmaps/mariadb.yaml"
 

@@ -162,7 +162,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	}
 	sum := diff.Summarize(in.Profiles[0], opts.diffOptions(in, roots))
 	expl := in.Explanations[0]
-	ro := opts.reportOptions(sum.Warnings())
+	ro := opts.reportOptions(sum.HintedWarnings(warningHints))
 	var buf bytes.Buffer
 	switch opts.Format {
 	case formatJSON:

@@ -28,6 +28,11 @@ func TestReportGolden(t *testing.T) {
 	}{
 		{"10.11-root", []string{"--root", "mysqld_stmt_execute", "--depth", "2", "--top", "15", filepath.Join(runsDir, "mariadb-10.11-update-index")}},
 		{"11.8-map", []string{"--map", mapFile, "--root", "mysqld_stmt_execute", "--depth", "1", "--top", "15", filepath.Join(runsDir, "mariadb-11.8-update-index")}},
+		// Runs that recorded their stack completeness and unwinding: at
+		// 61.86% (a warning naming libc.so.6, with the command's hint),
+		// and at 99.52% (none).
+		{"unwind-62", []string{"--top", "5", filepath.Join(unwindDir, "mariadb-10.11-point-select-fp")}},
+		{"unwind-99.5", []string{"--top", "5", filepath.Join(unwindDir, "mariadb-11.8-update-non-index-cfi")}},
 	}
 	for _, c := range cases {
 		for _, format := range formats {

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/flamediff/flamediff/diff"
+)
+
+func TestUnwindHint(t *testing.T) {
+	tests := []struct {
+		sampler, method string
+		want            string
+	}{
+		{"bpf", "fp", "record with --stack-copy auto"},
+		{"perf", "fp", "record with --call-graph dwarf"},
+		{"bpf", "cfi+fp", ""},
+		{"perf", "dwarf", ""},
+		{"", "fp", ""},
+		{"bpf", "", ""},
+	}
+	for _, tt := range tests {
+		if got := unwindHint(&diff.Unwinding{Sampler: tt.sampler, Method: tt.method}); got != tt.want {
+			t.Errorf("unwindHint(sampler %q, method %q) = %q, want %q", tt.sampler, tt.method, got, tt.want)
+		}
+	}
+}
