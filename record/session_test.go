@@ -20,6 +20,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/recordtest"
+	"github.com/flamediff/flamediff/workload/procstat"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -100,13 +101,28 @@ func TestRunTargetDies(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
 		target := recordtest.Burner(t)
 		out := filepath.Join(t.TempDir(), "run")
+		// The burner's CPU time in the window, the truth the samples are
+		// held to: its total when it died less what it had used when
+		// sampling started (however much CPU a loaded machine gave it).
+		died := make(chan float64, 1)
 		go func() {
 			time.Sleep(2500 * time.Millisecond)
 			_ = target.Process.Kill()
+			_ = target.Wait()
+			died <- (target.ProcessState.UserTime() + target.ProcessState.SystemTime()).Seconds()
 		}()
 		var got statuses
+		var atStart float64
+		progress := func(st Status) {
+			if st.Phase == PhaseSampling {
+				if ps, err := procstat.Read("/proc", target.Process.Pid); err == nil {
+					atStart = ps.CPUSeconds()
+				}
+			}
+			got.add(st)
+		}
 		_, err := Run(context.Background(), Config{Sampler: sampler, Target: Target{PID: target.Process.Pid},
-			Duration: 20 * time.Second, Freq: 199, Out: out}, got.add)
+			Duration: 20 * time.Second, Freq: 199, Out: out}, progress)
 		if !errors.Is(err, ErrIncomplete) {
 			t.Fatalf("Run: %v, want an error wrapping ErrIncomplete", err)
 		}
@@ -114,8 +130,9 @@ func TestRunTargetDies(t *testing.T) {
 		if m.Complete == nil || *m.Complete || !strings.Contains(m.Incomplete, "died") {
 			t.Errorf("complete = %v, reason %q: want false, saying the process died", m.Complete, m.Incomplete)
 		}
-		if m.Samples < 100 || !strings.Contains(stacks, "sh") {
-			t.Errorf("samples = %d, stacks %q: want the ~2 s sampled before the process died", m.Samples, stacks)
+		inWindow := <-died - atStart
+		if sampled := float64(m.Samples) / 199; inWindow <= 0 || sampled < 0.5*inWindow || sampled > 1.2*inWindow || !strings.Contains(stacks, "sh") {
+			t.Errorf("samples = %d (%.2f CPU-s), stacks %q: want what was sampled before the process died, the %.2f CPU-s it used in the window", m.Samples, sampled, stacks, inWindow)
 		}
 		if m.Sampler != sampler {
 			t.Errorf("run.json sampler = %q, want %q", m.Sampler, sampler)
