@@ -20,8 +20,8 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/recordtest"
-	"github.com/flamediff/flamediff/workload/procstat"
 	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // forEachSampler runs f as a subtest for each sampler that can run here
