@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/record"
 )
@@ -212,6 +213,12 @@ func printRecordSummary(w io.Writer, dir string, m *fold.Meta) {
 	fmt.Fprintf(w, "flamediff: wrote %s (label %q)\n", dir, m.Label)
 	fmt.Fprintf(w, "  window %.1f s, %d samples (%d lost), sampled CPU %.2f s vs accounted %.2f s\n",
 		m.WindowSeconds, m.Samples, m.LostSamples, m.SampledCPUSeconds, m.CPUSeconds())
+	if u := diff.RecordedUnwinding(m); u != nil {
+		fmt.Fprintf(w, "  stacks reach a thread root in %.1f%% of samples (unwinding: %s)\n", 100*u.Complete, u.Method)
+		if warn := u.Warning(unwindHint(u)); warn != "" {
+			fmt.Fprintf(w, "flamediff: warning: %s\n", warn)
+		}
+	}
 	if m.Operations == 0 {
 		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench as the workload) for per-op figures\n")
 		return

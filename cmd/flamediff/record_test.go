@@ -351,3 +351,29 @@ func TestRecordNoSuchTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintRecordSummaryCompleteness(t *testing.T) {
+	low, high := 0.62, 0.995
+	for _, tt := range []struct {
+		meta    fold.Meta
+		want    []string
+		notWant string
+	}{
+		{fold.Meta{Label: "a", Sampler: "bpf", StackCompleteness: &low, Unwind: &fold.Unwind{Method: "fp"}},
+			[]string{"  stacks reach a thread root in 62.0% of samples (unwinding: fp)\n", "flamediff: warning: stacks reach a thread root in 62.00% of samples", "--stack-copy"}, ""},
+		{fold.Meta{Label: "b", Sampler: "bpf", StackCompleteness: &high, Unwind: &fold.Unwind{Method: "cfi+fp"}},
+			[]string{"  stacks reach a thread root in 99.5% of samples (unwinding: cfi+fp)\n"}, "warning"},
+		{fold.Meta{Label: "c"}, nil, "thread root"},
+	} {
+		var b bytes.Buffer
+		printRecordSummary(&b, "run", &tt.meta)
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: summary %q, want %q", tt.meta.Label, b.String(), w)
+			}
+		}
+		if tt.notWant != "" && strings.Contains(b.String(), tt.notWant) {
+			t.Errorf("%s: summary %q, want no %q", tt.meta.Label, b.String(), tt.notWant)
+		}
+	}
+}
