@@ -1,0 +1,81 @@
+package capture
+
+import (
+	"encoding/binary"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/flamediff/flamediff/bpf"
+	"github.com/flamediff/flamediff/capture/symtab"
+)
+
+// fpStack returns a stack window from sp with a frame-pointer chain: at
+// each bp, the caller's bp and the return address (links[i] = {bp, ra}).
+func fpStack(sp uint64, size int, links [][2]uint64) []byte {
+	b := make([]byte, size)
+	for _, l := range links {
+		off := l[0] - sp
+		binary.LittleEndian.PutUint64(b[off:], l[1])
+	}
+	return b
+}
+
+// TestCopyUnwinderSplice: a walk that runs out of window continues with
+// the kernel's frame-pointer walk from its last frame when the kernel has
+// that frame, and keeps what it found otherwise; walks that end at a zero
+// return address are not spliced; equal stacks add up; the frames are
+// counted per object and method.
+func TestCopyUnwinderSplice(t *testing.T) {
+	const sp = 0x7ff000
+	// No mappings: every frame is unwound by its frame pointer.
+	c := newCopyUnwinder(symtab.NewProcessFromMaps(nil, func(string) (io.ReaderAt, error) { return nil, io.EOF }))
+	c.refreshed = c.refreshed.AddDate(1000, 0, 0) // no Refresh
+	// bp sp+16 -> {caller bp sp+32, ra 0x2000}; sp+32 -> {sp+4096 (outside), ra 0x3000}.
+	window := fpStack(sp, 64, [][2]uint64{{sp + 16, sp + 32}, {sp + 24, 0x2000}, {sp + 32, sp + 4096}, {sp + 40, 0x3000}})
+	zeroEnd := fpStack(sp, 64, [][2]uint64{{sp + 16, sp + 32}, {sp + 24, 0x2000}, {sp + 32, 0}, {sp + 40, 0}})
+	regs := bpf.Regs{IP: 0x1000, SP: sp, BP: sp + 16}
+	samples := []bpf.RawSample{
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x9000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: zeroEnd, User: []uint64{0x1000, 0x2000, 0x6000}},
+	}
+	for _, s := range samples {
+		// The reader reuses its slices: add must copy.
+		s.User = slices.Clone(s.User)
+		if err := c.add(s); err != nil {
+			t.Fatal(err)
+		}
+		clear(s.User)
+	}
+	got := c.result()
+	want := []bpf.Count{
+		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, Samples: 2},
+		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000}, Samples: 1},
+		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000}, Samples: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("counts %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if g, w := got[i], want[i]; g.PID != w.PID || g.TID != w.TID || g.Comm != w.Comm || !slices.Equal(g.User, w.User) || len(g.Kernel) != 0 || g.Samples != w.Samples {
+			t.Errorf("count %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if c.spliced != 2 || c.copied != 4 {
+		t.Errorf("spliced %d, copied %d; want 2, 4", c.spliced, c.copied)
+	}
+	u := c.summary("always", 4096)
+	if u.Method != "cfi+fp" || u.StackCopy != "always" || u.WindowBytes != 4096 || u.CopiedSamples != 4 ||
+		u.Ends["window"] != 3 || u.Ends["zero_pc"] != 1 || len(u.Ends) != 2 {
+		t.Errorf("summary %+v, want cfi+fp, always, 4096 bytes, 4 copies, 3 window ends and 1 zero pc", u)
+	}
+	// Frames: 2×5 + 3 + 2 = 15, all in no known object; the last frame of
+	// the stacks that end in a window found nothing further (2 spliced, 1
+	// not); the walk that read a zero return address found its end by
+	// frame pointer.
+	if len(u.Objects) != 1 || u.Objects[0].Object != "[unknown]" || u.Objects[0].Frames != 15 || u.Objects[0].None != 3 || u.Objects[0].FP != 12 || u.Objects[0].CFI != 0 {
+		t.Errorf("objects %+v, want [unknown]: 15 frames, 12 fp, 3 none", u.Objects)
+	}
+}
