@@ -18,9 +18,14 @@ import (
 )
 
 // BPF is the BPF sampler: a perf_event program counts identical stacks in
-// the kernel (per-CPU cpu-clock events, filtered to the target), and only
-// the totals are read at the end, then symbolised in Go against the
-// process's own files. It needs no perf binary.
+// the kernel (cpu-clock events on the target's threads, or per CPU
+// filtered to the target), and only the totals are read at the end, then
+// symbolised in Go against the process's own files. It needs no perf
+// binary. With stack copies (Options.StackCopy), the samples that need
+// them carry the user registers and a window of the user stack to user
+// space instead, where a reader unwinds them while sampling with the CFI
+// of the mapped objects (capture/unwind) and counts the walks as the
+// kernel counts stacks; Stop merges both.
 type BPF struct {
 	// ProcRoot is /proc; tests may point it elsewhere.
 	ProcRoot string

@@ -65,14 +65,17 @@ type copyUnwinder struct {
 	mu      sync.Mutex
 	objects map[string]*cfiObject // by symtab.Mapped.Key
 
-	frames  []unwind.Frame
-	user    []uint64
-	key     []byte
-	counts  map[string]*bpf.Count
-	order   []string
-	ends    map[unwind.End]int64
-	tally   map[string]*fold.UnwindObject
-	notes   map[string]string // by dso
+	frames []unwind.Frame
+	user   []uint64
+	key    []byte
+	counts map[string]*bpf.Count
+	order  []string
+	ends   map[unwind.End]int64
+	tally  map[string]*fold.UnwindObject
+	notes  map[string]string // by dso
+	// stops counts, by dso, the walks that ended in it before a root and
+	// were not spliced, by how they ended.
+	stops   map[string]map[unwind.End]int64
 	copied  int64
 	spliced int64
 	// refreshed is when lookup last re-read the maps.
@@ -91,6 +94,7 @@ func newCopyUnwinder(syms *symtab.Process) *copyUnwinder {
 		ends:    make(map[unwind.End]int64),
 		tally:   make(map[string]*fold.UnwindObject),
 		notes:   make(map[string]string),
+		stops:   make(map[string]map[unwind.End]int64),
 	}
 	c.u.Lookup = c.lookup
 	return c
@@ -257,6 +261,16 @@ func (c *copyUnwinder) add(s bpf.RawSample) error {
 		}
 	}
 	c.user = user
+	if len(splice) == 0 && end != unwind.EndRoot && end != unwind.EndZeroPC && len(frames) > 0 {
+		dso := frames[len(frames)-1].Object
+		if dso == "" {
+			dso = "[unknown]"
+		}
+		if c.stops[dso] == nil {
+			c.stops[dso] = make(map[unwind.End]int64)
+		}
+		c.stops[dso][end]++
+	}
 	for i, f := range frames {
 		m := f.Method
 		if i == len(frames)-1 && len(splice) > 0 {
@@ -343,7 +357,19 @@ func (c *copyUnwinder) summary(stackCopy string, windowBytes int) *fold.Unwind {
 	}
 	for dso, o := range c.tally {
 		obj := *o
-		obj.Note = c.notes[dso]
+		var notes []string
+		if n := c.notes[dso]; n != "" {
+			notes = append(notes, n)
+		}
+		if st := c.stops[dso]; len(st) > 0 {
+			var ends []string
+			for e, n := range st {
+				ends = append(ends, fmt.Sprintf("%d at %s", n, e))
+			}
+			sort.Strings(ends)
+			notes = append(notes, "walks stopped here before a thread root: "+strings.Join(ends, ", "))
+		}
+		obj.Note = strings.Join(notes, "; ")
 		u.Objects = append(u.Objects, obj)
 	}
 	sort.Slice(u.Objects, func(i, j int) bool { return u.Objects[i].Object < u.Objects[j].Object })

@@ -78,4 +78,8 @@ func TestCopyUnwinderSplice(t *testing.T) {
 	if len(u.Objects) != 1 || u.Objects[0].Object != "[unknown]" || u.Objects[0].Frames != 15 || u.Objects[0].None != 3 || u.Objects[0].FP != 12 || u.Objects[0].CFI != 0 {
 		t.Errorf("objects %+v, want [unknown]: 15 frames, 12 fp, 3 none", u.Objects)
 	}
+	// The walk that was not spliced stopped in [unknown] at the window's end.
+	if want := "walks stopped here before a thread root: 1 at window end"; len(u.Objects) == 1 && u.Objects[0].Note != want {
+		t.Errorf("note %q, want %q", u.Objects[0].Note, want)
+	}
 }

@@ -46,10 +46,14 @@ func (p *Process) Mapped(addr uint64) (Mapped, bool) {
 	if !ok {
 		return Mapped{}, false
 	}
-	k := keyOf(m)
+	e := p.objs[keyOf(m)] // object made it
+	if e.key == "" {
+		k := keyOf(m)
+		e.key = fmt.Sprintf("%s:%d:%s", k.dev, k.inode, k.path)
+	}
 	return Mapped{
 		DSO:     m.Path,
-		Key:     fmt.Sprintf("%s:%d:%s", k.dev, k.inode, k.path),
+		Key:     e.key,
 		Bias:    addr - vaddr,
 		BuildID: obj.BuildID,
 		Mapping: m,
