@@ -2,9 +2,15 @@ package capture
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/capture/symtab"
@@ -81,5 +87,64 @@ func TestCopyUnwinderSplice(t *testing.T) {
 	// The walk that was not spliced stopped in [unknown] at the window's end.
 	if want := "walks stopped here before a thread root: 1 at window end"; len(u.Objects) == 1 && u.Objects[0].Note != want {
 		t.Errorf("note %q, want %q", u.Objects[0].Note, want)
+	}
+}
+
+// TestCopyUnwinderRanges: of a running sleep(1), the text of libc.so.6
+// (built without frame pointers: 2.5% of glibc 2.36's FDEs keep the CFA
+// on rbp, per readelf) is a no-frame-pointer range, as /proc/PID/maps
+// places it, and every root range is in an executable mapping.
+func TestCopyUnwinderRanges(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("needs /proc on linux/amd64")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep to look at: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// sleep has mapped libc once it sleeps; wait for the mapping.
+	var libc []bpf.Range
+	var maps []byte
+	for range 100 {
+		var err error
+		if maps, err = os.ReadFile(fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid)); err != nil {
+			t.Fatal(err)
+		}
+		libc = libc[:0]
+		for _, line := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 6 && strings.HasSuffix(f[5], "/libc.so.6") && f[1] == "r-xp" {
+				var r bpf.Range
+				if _, err := fmt.Sscanf(f[0], "%x-%x", &r.Start, &r.End); err != nil {
+					t.Fatal(err)
+				}
+				libc = append(libc, r)
+			}
+		}
+		if len(libc) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(libc) != 1 {
+		t.Skipf("sleep maps no single libc.so.6 text: %s", maps)
+	}
+	syms, err := symtab.NewProcess("/proc", cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syms.Close()
+	c := newCopyUnwinder(syms)
+	noFP, roots, notes := c.ranges(ThreadRootSymbols)
+	if !slices.Contains(noFP, libc[0]) {
+		t.Errorf("no-frame-pointer ranges %x lack libc.so.6's text %x (notes %q)", noFP, libc[0], notes)
+	}
+	t.Logf("%d no-frame-pointer ranges, %d root ranges, notes %q", len(noFP), len(roots), notes)
+	for _, r := range roots {
+		mp, ok := syms.Mapped(r.Start)
+		if !ok || !mp.Mapping.Exec() || r.End > mp.Mapping.End {
+			t.Errorf("root range %x: in %+v, want inside an executable mapping", r, mp)
+		}
 	}
 }

@@ -315,6 +315,9 @@ func TestRunCallGraphRecorded(t *testing.T) {
 		if m.CallGraph != tt.wantMethod || m.CallGraphStackBytes != tt.wantBytes {
 			t.Errorf("%s: run.json call_graph %q, call_graph_stack_bytes %d; want %q, %d", tt.callGraph, m.CallGraph, m.CallGraphStackBytes, tt.wantMethod, tt.wantBytes)
 		}
+		if u := m.Unwind; m.Sampler == "perf" && (u == nil || u.Method != tt.wantMethod || u.WindowBytes != tt.wantBytes) {
+			t.Errorf("%s: run.json unwind %+v, want method %s, window %d bytes", tt.callGraph, u, tt.wantMethod, tt.wantBytes)
+		}
 		if tt.wantMethod == "dwarf" && m.Sampler != "perf" {
 			t.Errorf("%s: auto chose %q, want perf", tt.callGraph, m.Sampler)
 		}
