@@ -251,14 +251,21 @@ func (c *copyUnwinder) add(s bpf.RawSample) error {
 		user = append(user, f.PC)
 	}
 	var splice []uint64
-	if end != unwind.EndRoot && end != unwind.EndZeroPC && len(frames) > 0 {
+	switch {
+	case len(frames) == 0:
+		// No pc to start from (a zero IP): the kernel's walk is all
+		// there is.
+		splice = s.User
+	case end != unwind.EndRoot && end != unwind.EndZeroPC:
 		// The walk stopped before a root: go on with the kernel's
 		// frame-pointer walk from the last frame found, if it has it.
 		if j := slices.Index(s.User, frames[len(frames)-1].PC); j >= 0 && j+1 < len(s.User) {
 			splice = s.User[j+1:]
-			user = append(user, splice...)
-			c.spliced++
 		}
+	}
+	if len(splice) > 0 {
+		user = append(user, splice...)
+		c.spliced++
 	}
 	c.user = user
 	if len(splice) == 0 && end != unwind.EndRoot && end != unwind.EndZeroPC && len(frames) > 0 {

@@ -46,6 +46,8 @@ func TestCopyUnwinderSplice(t *testing.T) {
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x9000}},
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: zeroEnd, User: []uint64{0x1000, 0x2000, 0x6000}},
+		// No IP to start from: the kernel's walk is kept.
+		{PID: 1, TID: 3, Comm: "t", Regs: bpf.Regs{SP: sp}, Stack: zeroEnd, User: []uint64{0x7000, 0x8000}, Kernel: []uint64{0xffff0001}},
 	}
 	for _, s := range samples {
 		// The reader reuses its slices: add must copy.
@@ -60,29 +62,30 @@ func TestCopyUnwinderSplice(t *testing.T) {
 		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, Samples: 2},
 		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000}, Samples: 1},
 		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000}, Samples: 1},
+		{PID: 1, TID: 3, Comm: "t", User: []uint64{0x7000, 0x8000}, Kernel: []uint64{0xffff0001}, Samples: 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("counts %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if g, w := got[i], want[i]; g.PID != w.PID || g.TID != w.TID || g.Comm != w.Comm || !slices.Equal(g.User, w.User) || len(g.Kernel) != 0 || g.Samples != w.Samples {
+		if g, w := got[i], want[i]; g.PID != w.PID || g.TID != w.TID || g.Comm != w.Comm || !slices.Equal(g.User, w.User) || !slices.Equal(g.Kernel, w.Kernel) || g.Samples != w.Samples {
 			t.Errorf("count %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if c.spliced != 2 || c.copied != 4 {
-		t.Errorf("spliced %d, copied %d; want 2, 4", c.spliced, c.copied)
+	if c.spliced != 3 || c.copied != 5 {
+		t.Errorf("spliced %d, copied %d; want 3, 5", c.spliced, c.copied)
 	}
 	u := c.summary("always", 4096)
-	if u.Method != "cfi+fp" || u.StackCopy != "always" || u.WindowBytes != 4096 || u.CopiedSamples != 4 ||
-		u.Ends["window"] != 3 || u.Ends["zero_pc"] != 1 || len(u.Ends) != 2 {
-		t.Errorf("summary %+v, want cfi+fp, always, 4096 bytes, 4 copies, 3 window ends and 1 zero pc", u)
+	if u.Method != "cfi+fp" || u.StackCopy != "always" || u.WindowBytes != 4096 || u.CopiedSamples != 5 ||
+		u.Ends["window"] != 3 || u.Ends["zero_pc"] != 2 || len(u.Ends) != 2 {
+		t.Errorf("summary %+v, want cfi+fp, always, 4096 bytes, 5 copies, 3 window ends and 2 zero pcs", u)
 	}
-	// Frames: 2×5 + 3 + 2 = 15, all in no known object; the last frame of
-	// the stacks that end in a window found nothing further (2 spliced, 1
-	// not); the walk that read a zero return address found its end by
-	// frame pointer.
-	if len(u.Objects) != 1 || u.Objects[0].Object != "[unknown]" || u.Objects[0].Frames != 15 || u.Objects[0].None != 3 || u.Objects[0].FP != 12 || u.Objects[0].CFI != 0 {
-		t.Errorf("objects %+v, want [unknown]: 15 frames, 12 fp, 3 none", u.Objects)
+	// Frames: 2×5 + 3 + 2 + 2 = 17, all in no known object; the last frame
+	// of the stacks that end in a window or in the kernel's walk found
+	// nothing further (3 spliced, 1 not); the walk that read a zero return
+	// address found its end by frame pointer.
+	if len(u.Objects) != 1 || u.Objects[0].Object != "[unknown]" || u.Objects[0].Frames != 17 || u.Objects[0].None != 4 || u.Objects[0].FP != 13 || u.Objects[0].CFI != 0 {
+		t.Errorf("objects %+v, want [unknown]: 17 frames, 13 fp, 4 none", u.Objects)
 	}
 	// The walk that was not spliced stopped in [unknown] at the window's end.
 	if want := "walks stopped here before a thread root: 1 at window end"; len(u.Objects) == 1 && u.Objects[0].Note != want {
