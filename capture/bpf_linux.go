@@ -18,9 +18,14 @@ import (
 )
 
 // BPF is the BPF sampler: a perf_event program counts identical stacks in
-// the kernel (per-CPU cpu-clock events, filtered to the target), and only
-// the totals are read at the end, then symbolised in Go against the
-// process's own files. It needs no perf binary.
+// the kernel (cpu-clock events on the target's threads, or per CPU
+// filtered to the target), and only the totals are read at the end, then
+// symbolised in Go against the process's own files. It needs no perf
+// binary. With stack copies (Options.StackCopy), the samples that need
+// them carry the user registers and a window of the user stack to user
+// space instead, where a reader unwinds them while sampling with the CFI
+// of the mapped objects (capture/unwind) and counts the walks as the
+// kernel counts stacks; Stop merges both.
 type BPF struct {
 	// ProcRoot is /proc; tests may point it elsewhere.
 	ProcRoot string
@@ -41,6 +46,16 @@ type bpfRun struct {
 	err     error
 	stopped chan struct{}
 	warn    []string
+	// Stack copies (Options.StackCopy other than never): the setting, the
+	// unwinder of the copies, and the reader's end.
+	stackCopy bpf.StackCopy
+	pages     int
+	copies    *copyUnwinder
+	stopRead  context.CancelFunc
+	readDone  chan error
+	// rangesDone is closed once auto's ranges are set, with rangeNotes.
+	rangesDone chan struct{}
+	rangeNotes []string
 }
 
 // mapsRefresh is how often the BPF sampler re-reads the target's maps.
@@ -99,15 +114,57 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 			r.warn = append(r.warn, fmt.Sprintf("kernel frames stay unresolved: %v", err))
 		}
 	}
-	prof, err := bpf.Load(bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide})
+	scName := opts.StackCopy
+	if scName == "" {
+		scName = DefaultStackCopy
+	}
+	sc, err := bpf.ParseStackCopy(scName)
+	if err != nil {
+		_ = syms.Close()
+		return fmt.Errorf("bpf sampler: %w", err)
+	}
+	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc}
+	prof, err := bpf.Load(bopts)
+	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
+		// The default asks for copies where they work: frame pointers
+		// only elsewhere, said in a warning.
+		r.warn = append(r.warn, fmt.Sprintf("stack copies unavailable (%v): stacks by frame pointers only", err))
+		sc, bopts.StackCopy = bpf.StackCopyNever, bpf.StackCopyNever
+		prof, err = bpf.Load(bopts)
+	}
 	if err != nil {
 		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
 	}
+	r.stackCopy, r.pages = sc, bpf.MaxStackPages
+	if sc != bpf.StackCopyNever {
+		// The reader runs until Stop has stopped the program: it
+		// unwinds the copies as they come, so that the ring buffer
+		// does not fill.
+		r.copies = newCopyUnwinder(syms)
+		readCtx, cancel := context.WithCancel(context.Background())
+		r.stopRead, r.readDone = cancel, make(chan error, 1)
+		go func() { r.readDone <- prof.ReadSamples(readCtx, r.copies.add) }()
+	}
 	if err := prof.Start(); err != nil {
+		_ = r.endRead()
 		_ = prof.Close()
 		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
+	}
+	if sc == bpf.StackCopyAuto {
+		// Which ranges keep no frame pointer needs the objects' CFI and
+		// symbols (a second for a large binary): sampling runs
+		// meanwhile, auto copying every sample until the ranges are set.
+		r.rangesDone = make(chan struct{})
+		go func() {
+			defer close(r.rangesDone)
+			noFP, roots, notes := r.copies.ranges(ThreadRootSymbols)
+			r.rangeNotes = notes
+			if err := prof.SetRanges(noFP, roots); err != nil {
+				r.rangeNotes = append(r.rangeNotes, fmt.Sprintf("stack copies: every sample copied: %v", err))
+			}
+		}()
 	}
 	r.prof = prof
 	b.run = r
@@ -175,10 +232,21 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	close(r.stopped)
 	defer func() { _ = r.prof.Close(); _ = r.syms.Close() }()
 	if err := r.prof.Stop(); err != nil {
+		if r.rangesDone != nil {
+			<-r.rangesDone
+		}
+		_ = r.endRead()
 		r.err = fmt.Errorf("bpf sampler: %w", err)
 		return nil, r.err
 	}
 	warnings := append([]string(nil), r.warn...)
+	if r.rangesDone != nil {
+		<-r.rangesDone
+		warnings = append(warnings, r.rangeNotes...)
+	}
+	if err := r.endRead(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("stack copies: reading them stopped early (%v): the samples not read are lost", err))
+	}
 	if err := r.syms.Refresh(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("process %d exited during sampling (or its maps could not be read at the end): %v; what was counted is kept, resolved with the maps and files read at the start", r.pid, err))
 	}
@@ -186,6 +254,9 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	if err != nil {
 		r.err = fmt.Errorf("bpf sampler: %w", err)
 		return nil, r.err
+	}
+	if r.copies != nil {
+		counts = append(counts, r.copies.result()...)
 	}
 	health, err := r.prof.Health()
 	if err != nil {
@@ -212,14 +283,31 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	}
 	prof.Unit = fold.UnitSamples
 	prof.Event = DefaultEvent
-	res := &Result{Profile: prof, Samples: int64(health.Samples), Lost: int64(health.MapFull), Sampler: "bpf"}
+	res := &Result{Profile: prof, Samples: int64(health.Samples), Lost: int64(health.MapFull + health.RingbufFull), Sampler: "bpf"}
 	res.Health = healthMap(health)
+	res.Unwind = &fold.Unwind{Method: "fp", StackCopy: r.stackCopy.String()}
+	if r.copies != nil {
+		res.Unwind = r.copies.summary(r.stackCopy.String(), r.pages*bpf.PageSize)
+		res.Health["copied_spliced"] = uint64(r.copies.spliced)
+	}
 	res.ProgramRunTime, res.ProgramRuns, _ = r.prof.RunTime()
 	warnings = append(warnings, r.syms.Notes()...)
 	warnings = append(warnings, healthWarnings(health)...)
 	res.Warnings = warnings
 	r.res = res
 	return res, nil
+}
+
+// endRead stops the reader of stack copies (after the program stopped) and
+// waits for it to have unwound what the ring buffer held; it returns the
+// reader's error. A no-op without stack copies, or once done.
+func (r *bpfRun) endRead() error {
+	if r.stopRead == nil {
+		return nil
+	}
+	r.stopRead()
+	r.stopRead = nil
+	return <-r.readDone
 }
 
 // renderPerfScript writes the counts as perf script text (one sample per
@@ -267,6 +355,7 @@ func healthMap(h bpf.Health) map[string]uint64 {
 	m := map[string]uint64{
 		"samples": h.Samples, "map_full": h.MapFull, "stack_map_full": h.StackMapFull,
 		"stack_nomem": h.StackNoMem, "collisions": h.Collisions, "truncated": h.Truncated,
+		"copied": h.Copied, "ringbuf_full": h.RingbufFull, "window_full": h.WindowFull, "user_regs_errors": h.UserRegsErrors,
 	}
 	for kind, errs := range map[string]map[int64]uint64{"user": h.UserStackErrors, "kernel": h.KernelStackErrors} {
 		var total uint64
@@ -300,6 +389,17 @@ func healthWarnings(h bpf.Health) []string {
 			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample a shorter window or less often"
 		}
 		w = append(w, msg)
+	}
+	if h.Samples > 0 && h.RingbufFull > 0 {
+		pct := 100 * float64(h.RingbufFull) / float64(h.Samples)
+		msg := fmt.Sprintf("%d of %d samples (%.2f%%) were dropped: the ring buffer of stack copies was full (the reader fell behind)", h.RingbufFull, h.Samples, pct)
+		if pct > 0.5 {
+			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample less often, or use --stack-copy auto or never"
+		}
+		w = append(w, msg)
+	}
+	if h.UserRegsErrors > 0 {
+		w = append(w, fmt.Sprintf("%d samples taken in the kernel had no user registers to copy (kernel before 5.15 or without BTF): their stacks are by frame pointers", h.UserRegsErrors))
 	}
 	if h.Collisions > 0 {
 		w = append(w, fmt.Sprintf("%d samples counted under a colliding stack hash (their stacks are attributed to another stack with the same hash)", h.Collisions))

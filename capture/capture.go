@@ -77,6 +77,15 @@ type Options struct {
 	// files. perf finds them through a private build-id directory
 	// made for perf script (perf --buildid-dir); the BPF sampler directly.
 	DebugDirs []string
+	// StackCopy says which samples the BPF sampler copies with their user
+	// stack to unwind them in user space with the CFI of the mapped
+	// objects (their .eh_frame), so that stacks are whole through code
+	// without frame pointers: "never" (frame pointers only, aggregated in
+	// the kernel), "auto" (samples whose leaf is in an object without
+	// frame pointers, or whose frame-pointer walk misses a thread root,
+	// ThreadRootSymbols), "always"; DefaultStackCopy when "". The perf
+	// sampler ignores it (see CallGraph).
+	StackCopy string
 }
 
 // Result is what one sampling window produced.
@@ -106,6 +115,10 @@ type Result struct {
 	// program runs in the sampled CPU's interrupt, on the target's time.
 	ProgramRunTime time.Duration
 	ProgramRuns    uint64
+	// Unwind says how the stacks were unwound (BPF sampler; nil for
+	// perf): the method, the stack copies and, per object, the frames by
+	// method.
+	Unwind *fold.Unwind
 }
 
 // Sampler samples one process. A Sampler is used once: Start, then Stop.

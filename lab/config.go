@@ -37,12 +37,13 @@ var SysbenchTests = []string{
 	"select_random_ranges",
 }
 
-// Samplers, CallGraphs and EventScopes are the values capture.sampler,
-// capture.call_graph and capture.events accept (call_graph also takes
-// dwarf,SIZE).
+// Samplers, CallGraphs, StackCopies and EventScopes are the values
+// capture.sampler, capture.call_graph, capture.stack_copy and
+// capture.events accept (call_graph also takes dwarf,SIZE).
 var (
 	Samplers    = []string{"auto", "perf", "bpf"}
 	CallGraphs  = []string{"fp", "dwarf"}
+	StackCopies = []string{"never", "auto", "always"}
 	EventScopes = []string{"thread", "cpu"}
 )
 
@@ -56,6 +57,7 @@ const (
 	DefaultSampler   = "auto"
 	DefaultFrequency = 499
 	DefaultCallGraph = "fp"
+	DefaultStackCopy = "auto"
 	DefaultEvents    = "thread"
 	DefaultRoot      = "mysqld_stmt_execute"
 )
@@ -149,6 +151,9 @@ type Capture struct {
 	// CallGraph is "fp", "dwarf" or "dwarf,SIZE" (SIZE bytes of user
 	// stack copied per sample; record.ParseCallGraph).
 	CallGraph string
+	// StackCopy is the BPF sampler's stack copies: "never", "auto" or
+	// "always" (record.Config.StackCopy).
+	StackCopy string
 	// Events is "thread" (events on the server's threads) or "cpu" (one
 	// per CPU, record --per-cpu).
 	Events string
@@ -274,7 +279,7 @@ var (
 	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
 	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
 	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
-	captureKeys  = []string{"sampler", "frequency", "call_graph", "events"}
+	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events"}
 )
 
 func (p *configParser) parse(data []byte) {
@@ -311,7 +316,7 @@ func (p *configParser) parse(data []byte) {
 	keys := p.mapping(root, topKeys, "top level")
 
 	c := p.c
-	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, Events: DefaultEvents}
+	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents}
 	c.Roots = []string{DefaultRoot}
 	if n, ok := keys["servers"]; ok {
 		p.servers(n)
@@ -614,6 +619,14 @@ func (p *configParser) capture(n *yaml.Node) {
 			if method == "dwarf" && c.Sampler == "bpf" {
 				p.errorf(v, "use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf", "capture: the bpf sampler walks frame pointers, not dwarf")
 			}
+		}
+	}
+	if v, ok := keys["stack_copy"]; ok {
+		if s, ok := p.str(v, "capture.stack_copy", "write one of "+strings.Join(StackCopies, ", ")); ok {
+			if !slices.Contains(StackCopies, s) {
+				p.errorf(v, didYouMean(s, StackCopies, "known stack copies"), "capture: unknown stack_copy %q", s)
+			}
+			c.StackCopy = s
 		}
 	}
 	if v, ok := keys["events"]; ok {

@@ -33,7 +33,7 @@ workloads:
     duration: 1m
     warmup: 10
     prepared_statements: false
-capture: {sampler: perf, frequency: 99, call_graph: dwarf, events: cpu}
+capture: {sampler: perf, frequency: 99, call_graph: dwarf, stack_copy: always, events: cpu}
 map: ../symbolmaps/mariadb.yaml
 roots: [mysqld_stmt_execute, dispatch_command]
 `
@@ -55,7 +55,7 @@ roots: [mysqld_stmt_execute, dispatch_command]
 			{Name: "upd", Test: "oltp_update_non_index", Tables: 2, TableSize: 5000, Threads: 4,
 				Duration: time.Minute, Warmup: 10 * time.Second, PreparedStatements: false, Line: 14},
 		},
-		Capture: Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", Events: "cpu"},
+		Capture: Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", StackCopy: "always", Events: "cpu"},
 		Map:     "../symbolmaps/mariadb.yaml",
 		Roots:   []string{"mysqld_stmt_execute", "dispatch_command"},
 	}
@@ -85,7 +85,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if b := c.Base(); b == nil || b.Label != "x" {
 		t.Errorf("Base() of a single server = %+v, want it", b)
 	}
-	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, Events: DefaultEvents}
+	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents}
 	if c.Capture != want {
 		t.Errorf("Capture = %+v, want %+v", c.Capture, want)
 	}
@@ -179,6 +179,8 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{"c.yaml:3:22: capture: frequency 100000 Hz is too high"}},
 		{"unknown call graph", okServers + okWorkloads + "capture: {call_graph: dwarff}\n",
 			[]string{`c.yaml:3:23: capture: unknown call_graph "dwarff" (fix: did you mean "dwarf"?)`}},
+		{"unknown stack copy", okServers + okWorkloads + "capture: {stack_copy: alway}\n",
+			[]string{`c.yaml:3:23: capture: unknown stack_copy "alway" (fix: did you mean "always"?)`}},
 		{"unknown events", okServers + okWorkloads + "capture: {events: cpus}\n",
 			[]string{`c.yaml:3:19: capture: unknown events "cpus" (fix: did you mean "cpu"?)`}},
 		{"dwarf size not a multiple of 8", okServers + okWorkloads + "capture:\n  sampler: perf\n  call_graph: dwarf,4100\n",

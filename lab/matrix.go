@@ -278,6 +278,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		Event:      "auto",
 		Freq:       c.Frequency,
 		CallGraph:  c.CallGraph,
+		StackCopy:  c.StackCopy,
 		PerCPU:     c.Events == "cpu",
 		Warmup:     w.Warmup,
 		Margin:     margin,

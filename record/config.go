@@ -51,6 +51,11 @@ type Config struct {
 	// per sample, capture.DefaultDwarfStackBytes without SIZE); see
 	// ParseCallGraph.
 	CallGraph string
+	// StackCopy is the BPF sampler's stack copies: "never", "auto" (""),
+	// or "always" (capture.Options.StackCopy): copied samples are unwound
+	// with the CFI of the mapped objects, through code without frame
+	// pointers. The perf sampler ignores it.
+	StackCopy string
 	// Kernel keeps kernel frames; else samples in the kernel count for
 	// their user-space caller.
 	Kernel bool
@@ -115,6 +120,9 @@ func (c Config) withDefaults() Config {
 	if c.CallGraph == "" {
 		c.CallGraph = defaultCallGraph
 	}
+	if c.StackCopy == "" {
+		c.StackCopy = capture.DefaultStackCopy
+	}
 	if c.User == "" {
 		c.User = DefaultUser
 	}
@@ -152,6 +160,8 @@ func (c Config) Validate() error {
 		msg = fmt.Sprintf("Freq %d: want 1 to 10000 Hz", c.Freq)
 	case cgErr != nil:
 		msg = "CallGraph " + cgErr.Error()
+	case !oneOf(c.StackCopy, capture.StackCopies...):
+		msg = fmt.Sprintf("StackCopy %q: want never, auto or always", c.StackCopy)
 	case !oneOf(c.Sampler, "perf", "bpf", "auto"):
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:

@@ -27,6 +27,8 @@ func TestValidate(t *testing.T) {
 		{"no out", func(c *Config) { c.Out = "" }, "Out"},
 		{"freq", func(c *Config) { c.Freq = 20000 }, "Freq 20000"},
 		{"call graph", func(c *Config) { c.CallGraph = "lbr" }, `CallGraph "lbr": want fp or dwarf`},
+		{"stack copy", func(c *Config) { c.StackCopy = "sometimes" }, `StackCopy "sometimes": want never, auto or always`},
+		{"stack copy always", func(c *Config) { c.StackCopy = "always" }, ""},
 		{"dwarf with a size", func(c *Config) { c.Sampler, c.CallGraph = "perf", "dwarf,16384" }, ""},
 		{"dwarf size above perf's", func(c *Config) { c.CallGraph = "dwarf,1000000" }, `CallGraph "dwarf,1000000": stack size 1000000: want 8 to 65528 bytes`},
 		{"dwarf size not a multiple of 8", func(c *Config) { c.CallGraph = "dwarf,4100" }, "use 4104"},

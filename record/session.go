@@ -175,7 +175,7 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		return err
 	}
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: c.Freq, CallGraph: c.CallGraph, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+		FrequencyHz: c.Freq, CallGraph: c.CallGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
 		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -325,6 +325,11 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.LostSamples = res.Lost
 	r.meta.SampledCPUSeconds = float64(res.Samples) / float64(c.Freq)
 	r.meta.SamplerHealth = res.Health
+	r.meta.Unwind = res.Unwind
+	if r.meta.Unwind == nil {
+		// perf: its call graph (its dwarf copies are unwound by perf).
+		r.meta.Unwind = &fold.Unwind{Method: r.meta.CallGraph, WindowBytes: r.meta.CallGraphStackBytes}
+	}
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
 	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), c.PerCPU); w != "" {
 		res.Warnings = append(res.Warnings, w)

@@ -277,6 +277,40 @@ func TestRunSlowSamplerStart(t *testing.T) {
 	recordtest.NoPerfLeft(t, target.Process.Pid)
 }
 
+// run.json says how the BPF sampler unwound the stacks: with stack copies
+// (always: every sample copied, as the health counters count them) or by
+// frame pointers (never).
+func TestRunUnwindRecorded(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	target := recordtest.Burner(t)
+	for _, tt := range []struct {
+		stackCopy, method string
+	}{
+		{"always", "cfi+fp"},
+		{"never", "fp"},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		_, err := Run(context.Background(), Config{Sampler: "bpf", StackCopy: tt.stackCopy, Target: Target{PID: target.Process.Pid},
+			Duration: time.Second, Out: out}, nil)
+		if err != nil {
+			t.Fatalf("%s: Run: %v", tt.stackCopy, err)
+		}
+		m, _ := recordtest.ReadRun(t, out)
+		u := m.Unwind
+		if u == nil || u.Method != tt.method || u.StackCopy != tt.stackCopy {
+			t.Fatalf("%s: run.json unwind %+v, want method %s, stack_copy %s", tt.stackCopy, u, tt.method, tt.stackCopy)
+		}
+		copied := m.SamplerHealth["copied"]
+		if uint64(u.CopiedSamples) != copied || (tt.stackCopy == "always") != (copied > 0) {
+			t.Errorf("%s: copied_samples %d, sampler_health.copied %d: want equal, and copies only with always", tt.stackCopy, u.CopiedSamples, copied)
+		}
+		if tt.stackCopy == "always" && (copied+m.SamplerHealth["ringbuf_full"] != m.SamplerHealth["samples"] || len(u.Objects) == 0 || u.WindowBytes == 0) {
+			t.Errorf("always: %d copied + %d dropped of %d samples, objects %+v, window %d: want every sample copied, objects and a window",
+				copied, m.SamplerHealth["ringbuf_full"], m.SamplerHealth["samples"], u.Objects, u.WindowBytes)
+		}
+	}
+}
+
 // run.json records the call graph perf used, method and stack size, and the
 // size is the one in perf.data's event attributes (perf evlist -v:
 // sample_stack_user), not only what record meant to ask for. With auto, a
@@ -302,6 +336,9 @@ func TestRunCallGraphRecorded(t *testing.T) {
 		m, _ := recordtest.ReadRun(t, out)
 		if m.CallGraph != tt.wantMethod || m.CallGraphStackBytes != tt.wantBytes {
 			t.Errorf("%s: run.json call_graph %q, call_graph_stack_bytes %d; want %q, %d", tt.callGraph, m.CallGraph, m.CallGraphStackBytes, tt.wantMethod, tt.wantBytes)
+		}
+		if u := m.Unwind; m.Sampler == "perf" && (u == nil || u.Method != tt.wantMethod || u.WindowBytes != tt.wantBytes) {
+			t.Errorf("%s: run.json unwind %+v, want method %s, window %d bytes", tt.callGraph, u, tt.wantMethod, tt.wantBytes)
 		}
 		if tt.wantMethod == "dwarf" && m.Sampler != "perf" {
 			t.Errorf("%s: auto chose %q, want perf", tt.callGraph, m.Sampler)

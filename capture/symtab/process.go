@@ -60,6 +60,7 @@ type objEntry struct {
 	// pinned is the file opened by Refresh, read at the first Resolve.
 	pinned io.ReaderAt
 	dso    string
+	key    string // Mapped.Key, made on first use
 }
 
 // NewProcess reads procRoot/PID/maps ("/proc" on a live system). ELF files

@@ -49,6 +49,13 @@ func TestRecordFlags(t *testing.T) {
 		{name: "no out", args: []string{"--duration", "1s"}, wantErr: "--out DIR is required"},
 		{name: "no duration without workload", args: []string{"--out", dir}, wantErr: "give --duration"},
 		{name: "two targets", args: []string{"--out", dir, "--pid", "1", "--process", "x", "--duration", "1s"}, wantErr: "one of --pid"},
+		{name: "stack copy", args: []string{"--out", dir, "--stack-copy", "always", "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.StackCopy != "always" {
+					t.Errorf("--stack-copy always: stack copy %q", o.StackCopy)
+				}
+			}},
+		{name: "bad stack copy", args: []string{"--out", dir, "--stack-copy", "sometimes", "--duration", "1s"}, wantErr: `--stack-copy "sometimes": want never, auto or always`},
 		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: `--call-graph "lbr": want fp or dwarf`},
 		{name: "dwarf with a size", args: []string{"--out", dir, "--sampler", "perf", "--call-graph", "dwarf,16384", "--duration", "1s"},
 			check: func(t *testing.T, o *RecordOptions) {
