@@ -226,9 +226,11 @@ func TestStackCopyWholeStacks(t *testing.T) {
 		stackCopy          string
 		minShare, maxShare float64
 		method             string
+		setting            string // run.json's stack_copy
 	}{
-		{"", 0.99, 1, "cfi+fp"},
-		{"never", 0, 0, "fp"},
+		{"", 0.99, 1, "cfi+fp", DefaultStackCopy},
+		{"auto", 0.99, 1, "cfi+fp", "auto"},
+		{"never", 0, 0, "fp", "never"},
 	} {
 		res := sampleFor(t, NewBPF(), pid, Options{FrequencyHz: 499, StackCopy: tt.stackCopy}, 1500*time.Millisecond)
 		all, match, other := share(res.Profile, inLeaf, want)
@@ -248,8 +250,8 @@ func TestStackCopyWholeStacks(t *testing.T) {
 		if tt.method == "fp" {
 			continue
 		}
-		if u.StackCopy != "auto" || u.CopiedSamples == 0 || u.Ends["root"] == 0 || u.WindowBytes <= 0 {
-			t.Errorf("stack copy auto: Unwind %+v, want auto, copied samples, walks ending at the root, a window", u)
+		if u.StackCopy != tt.setting || u.CopiedSamples == 0 || u.Ends["root"] == 0 || u.WindowBytes <= 0 {
+			t.Errorf("stack copy %q: Unwind %+v, want %s, copied samples, walks ending at the root, a window", tt.stackCopy, u, tt.setting)
 		}
 		// b's frames came from its CFI: the library has no frame pointer.
 		var lib *fold.UnwindObject
@@ -259,7 +261,7 @@ func TestStackCopyWholeStacks(t *testing.T) {
 			}
 		}
 		if lib == nil || lib.CFI == 0 || lib.CFI < 99*lib.Frames/100 {
-			t.Errorf("stack copy auto: libnofp.so frames %+v, want (almost) all unwound by CFI", lib)
+			t.Errorf("stack copy %q: libnofp.so frames %+v, want (almost) all unwound by CFI", tt.stackCopy, lib)
 		}
 		if res.Health["copied"] != uint64(u.CopiedSamples) {
 			t.Errorf("health copied %d, unwind copied_samples %d: want equal", res.Health["copied"], u.CopiedSamples)
