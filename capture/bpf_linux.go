@@ -394,7 +394,7 @@ func healthWarnings(h bpf.Health) []string {
 		pct := 100 * float64(h.RingbufFull) / float64(h.Samples)
 		msg := fmt.Sprintf("%d of %d samples (%.2f%%) were dropped: the ring buffer of stack copies was full (the reader fell behind)", h.RingbufFull, h.Samples, pct)
 		if pct > 0.5 {
-			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample less often, or use --stack-copy auto or never"
+			msg = "LOST SAMPLES: " + msg + "; shares are skewed: sample less often, or copy fewer stacks (stack copy auto or never)"
 		}
 		w = append(w, msg)
 	}

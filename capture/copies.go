@@ -24,7 +24,7 @@ const (
 	StackCopyAlways = "always"
 	// DefaultStackCopy is the BPF sampler's stack copy setting when
 	// Options.StackCopy is "".
-	DefaultStackCopy = StackCopyAuto
+	DefaultStackCopy = StackCopyAlways
 )
 
 // StackCopies are the values Options.StackCopy accepts.

@@ -57,7 +57,7 @@ const (
 	DefaultSampler   = "auto"
 	DefaultFrequency = 499
 	DefaultCallGraph = "fp"
-	DefaultStackCopy = "auto"
+	DefaultStackCopy = "always"
 	DefaultEvents    = "thread"
 	DefaultRoot      = "mysqld_stmt_execute"
 )

@@ -11,7 +11,7 @@ func TestUnwindHint(t *testing.T) {
 		sampler, method string
 		want            string
 	}{
-		{"bpf", "fp", "record with --stack-copy auto"},
+		{"bpf", "fp", "record with --stack-copy always"},
 		{"perf", "fp", "record with --call-graph dwarf"},
 		{"bpf", "cfi+fp", ""},
 		{"perf", "dwarf", ""},

@@ -40,7 +40,7 @@ func unwindHint(u *diff.Unwinding) string {
 	}
 	switch u.Sampler {
 	case "bpf":
-		return "record with --stack-copy auto"
+		return "record with --stack-copy always"
 	case "perf":
 		return "record with --call-graph dwarf"
 	}
