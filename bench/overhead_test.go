@@ -51,7 +51,9 @@ func median(xs []float64) float64 {
 // every tick of the server's CPU time was sampled).
 //
 // FLAMEDIFF_BENCH_PAIRS (default 5) rounds, FLAMEDIFF_BENCH_SECONDS (default
-// 8) seconds per run, FLAMEDIFF_BENCH_TEST (default oltp_point_select).
+// 8) seconds per run, FLAMEDIFF_BENCH_TEST (default oltp_point_select),
+// FLAMEDIFF_BENCH_CONFIGS (default: all; a comma-separated list of the
+// configuration names below, e.g. bpf-never-99Hz,bpf-auto-99Hz).
 func BenchmarkCaptureOverhead(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root: starts mariadbd and samples it with perf")
@@ -67,15 +69,18 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	}
 	srv := mariadbtest.Start(b, mariadbtest.Options{})
 	srv.Prepare(b, test, 10000)
-	configs := []struct {
-		name string
-		freq int // 0: no sampling
-		all  bool
-		bpf  bool
-	}{{"none", 0, false, false}, {"perf-99Hz", 99, false, false}, {"perf-999Hz", 999, false, false},
-		{"perf-a-99Hz", 99, true, false}, {"perf-a-999Hz", 999, true, false},
-		{"bpf-a-99Hz", 99, true, true}, {"bpf-a-999Hz", 999, true, true},
-		{"bpf-99Hz", 99, false, true}, {"bpf-999Hz", 999, false, true}}
+	all := []config{{name: "none"},
+		{name: "perf-99Hz", freq: 99}, {name: "perf-999Hz", freq: 999},
+		{name: "perf-a-99Hz", freq: 99, all: true}, {name: "perf-a-999Hz", freq: 999, all: true},
+		{name: "bpf-a-99Hz", freq: 99, all: true, bpf: true}, {name: "bpf-a-999Hz", freq: 999, all: true, bpf: true},
+		{name: "bpf-99Hz", freq: 99, bpf: true}, {name: "bpf-999Hz", freq: 999, bpf: true},
+		// Whole stacks (#14): BPF stack copies unwound with CFI, against
+		// frame pointers only and perf's DWARF call graphs.
+		{name: "bpf-never-99Hz", freq: 99, bpf: true, stackCopy: "never"}, {name: "bpf-never-499Hz", freq: 499, bpf: true, stackCopy: "never"},
+		{name: "bpf-auto-99Hz", freq: 99, bpf: true, stackCopy: "auto"}, {name: "bpf-auto-499Hz", freq: 499, bpf: true, stackCopy: "auto"},
+		{name: "bpf-always-99Hz", freq: 99, bpf: true, stackCopy: "always"}, {name: "bpf-always-499Hz", freq: 499, bpf: true, stackCopy: "always"},
+		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"}}
+	configs := pick(all, os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).
 	if stats, err := bpf.EnableStats(); err == nil {
@@ -89,7 +94,7 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		for round := 0; round < pairs; round++ {
 			for k := range configs {
 				c := configs[(k+round)%len(configs)]
-				q, cs, err := runOnce(b, srv, test, secs, c.freq, c.all, c.bpf)
+				q, cs, err := runOnce(b, srv, test, secs, c)
 				if err != nil {
 					b.Fatalf("round %d, %s: %v", round+1, c.name, err)
 				}
@@ -128,6 +133,31 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		}
 		fmt.Println()
 	}
+}
+
+// config is one configuration of the overhead benchmark.
+type config struct {
+	name      string
+	freq      int // 0: no sampling
+	all       bool
+	bpf       bool
+	stackCopy string // BPF stack copies: "" (the default), never, auto, always
+	callGraph string // perf: "" (fp) or dwarf
+}
+
+// pick returns the configurations named in the comma-separated list
+// (FLAMEDIFF_BENCH_CONFIGS), "none" first; all of them when it is empty.
+func pick(all []config, list string) []config {
+	if list == "" {
+		return all
+	}
+	out := []config{all[0]}
+	for _, c := range all[1:] {
+		if slices.Contains(strings.Split(list, ","), c.name) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // cost is what sampling cost besides the server's lost QPS, in CPU seconds
@@ -173,7 +203,8 @@ func perfChildrenCPU() float64 {
 // runOnce runs sysbench for secs seconds, sampling the server at freq Hz
 // for the whole run when freq > 0, and returns sysbench's QPS and what the
 // sampler cost.
-func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int, all, useBPF bool) (float64, cost, error) {
+func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c config) (float64, cost, error) {
+	freq := c.freq
 	var sampler capture.Sampler
 	var cs cost
 	cpu0 := selfCPU()
@@ -183,10 +214,11 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs, freq int
 	}
 	if freq > 0 {
 		sampler = capture.NewPerf()
-		if useBPF {
+		if c.bpf {
 			sampler = capture.NewBPF()
 		}
-		if err := sampler.Start(context.Background(), srv.PID, capture.Options{FrequencyHz: freq, SystemWide: all}); err != nil {
+		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy}
+		if err := sampler.Start(context.Background(), srv.PID, o); err != nil {
 			return 0, cs, err
 		}
 		defer func() { _, _ = sampler.Stop(context.Background()) }()
