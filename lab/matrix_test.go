@@ -209,18 +209,18 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Ctrl-C a second into the second run's window, however long the
-	// server, the warmup and the sampler took to get there (a loaded
-	// machine): a fixed delay from the run's start could land before its
-	// window, in the sampler's start.
+	// Ctrl-C as the second run's window starts, however long the server,
+	// the warmup and the sampler took to get there (a loaded machine): a
+	// fixed delay from the run's start could land before its window (in
+	// the sampler's start) or after it (a sampler slow to start shortens
+	// the window).
 	var runs atomic.Int32
 	rec := func(ctx context.Context, c record.Config) (*record.Result, error) {
 		var progress func(record.Status)
 		if runs.Add(1) == 2 {
-			var once sync.Once
 			progress = func(st record.Status) {
 				if st.Phase == record.PhaseSampling {
-					once.Do(func() { time.AfterFunc(time.Second, cancel) })
+					cancel()
 				}
 			}
 		}
