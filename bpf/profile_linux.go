@@ -596,9 +596,13 @@ func (p *Profiler) SetRanges(noFP, roots []Range) error {
 	return nil
 }
 
-// readPoll is how often ReadSamples looks into the ring buffer when the
-// program did not wake it up: the program wakes the reader only when the
-// ring buffer is a quarter full, so that a wake-up carries many samples.
+// readPoll is how often ReadSamples drains the ring buffer. It does not
+// wait in the kernel for the program's wake-ups: a goroutine parked in
+// epoll_wait keeps the Go runtime's monitor thread (sysmon) waking every
+// few microseconds, which cost the recording process 1.4% of a core at
+// 99 Hz on MariaDB (0.2% without copies); between drains it sleeps on a Go
+// timer. The ring buffer (16 MiB by default) holds far more than a
+// period's samples.
 const readPoll = 100 * time.Millisecond
 
 // ReadSamples passes each copied sample (Options.StackCopy) to fn, in the
@@ -636,35 +640,39 @@ func (p *Profiler) ReadSamples(ctx context.Context, fn func(RawSample) error) (e
 		p.reading = false
 		p.mu.Unlock()
 	}()
-	// Flush makes ReadInto return what the ring buffer holds, then
-	// ErrFlushed; should it fail, the next deadline ends the loop.
-	defer context.AfterFunc(ctx, func() { _ = rd.Flush() })()
-
 	var (
 		rec ringbuf.Record
 		d   sampleDecoder
 	)
+	// A deadline in the past: ReadInto returns what the ring buffer
+	// holds, then os.ErrDeadlineExceeded, without waiting.
+	rd.SetDeadline(time.Unix(1, 0))
+	tick := time.NewTicker(readPoll)
+	defer tick.Stop()
 	for {
-		rd.SetDeadline(time.Now().Add(readPoll))
-		err := rd.ReadInto(&rec)
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The ring buffer is drained.
-			if ctx.Err() != nil {
-				return nil
+		done := ctx.Err() != nil
+		for {
+			err := rd.ReadInto(&rec)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break // drained
 			}
-			continue
-		case errors.Is(err, ringbuf.ErrFlushed):
+			if err != nil {
+				return fmt.Errorf("bpf: read samples: %w", err)
+			}
+			s, err := d.decode(rec.RawSample)
+			if err != nil {
+				return err
+			}
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+		if done {
 			return nil
-		case err != nil:
-			return fmt.Errorf("bpf: read samples: %w", err)
 		}
-		s, err := d.decode(rec.RawSample)
-		if err != nil {
-			return err
-		}
-		if err := fn(s); err != nil {
-			return err
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
 		}
 	}
 }
