@@ -142,6 +142,7 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 		// unwinds the copies as they come, so that the ring buffer
 		// does not fill.
 		r.copies = newCopyUnwinder(syms)
+		r.copies.preload()
 		readCtx, cancel := context.WithCancel(context.Background())
 		r.stopRead, r.readDone = cancel, make(chan error, 1)
 		go func() { r.readDone <- prof.ReadSamples(readCtx, r.copies.add) }()

@@ -100,6 +100,20 @@ func newCopyUnwinder(syms *symtab.Process) *copyUnwinder {
 	return c
 }
 
+// preload reads the symbols and the CFI of the objects the process maps
+// executable now, before sampling starts (symtab.Process.Preload).
+func (c *copyUnwinder) preload() {
+	c.syms.Preload()
+	for _, m := range c.syms.Mappings() {
+		if !m.Exec() {
+			continue
+		}
+		if mp, ok := c.syms.Mapped(m.Start); ok {
+			c.object(mp)
+		}
+	}
+}
+
 // lookup is the Unwinder's Lookup: the object at a runtime pc.
 func (c *copyUnwinder) lookup(pc uint64) (unwind.Object, bool) {
 	mp, ok := c.syms.Mapped(pc)

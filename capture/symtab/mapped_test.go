@@ -3,6 +3,7 @@ package symtab
 import (
 	"bytes"
 	"debug/elf"
+	"io"
 	"os"
 	"reflect"
 	"runtime"
@@ -99,5 +100,35 @@ func TestMappedSelf(t *testing.T) {
 	}
 	if mp, ok := p.Mapped(vdso.Start + want.Value); !ok || mp.Bias != vdso.Start || mp.DSO != "[vdso]" {
 		t.Errorf("Mapped(__vdso_clock_gettime) = %+v, %v; want bias %#x (the vdso is linked at 0)", mp, ok, vdso.Start)
+	}
+}
+
+// Preload reads every executable mapping's object once, so that resolving
+// an address afterwards opens no file.
+func TestPreload(t *testing.T) {
+	s := buildSymtest(t)
+	opens := 0
+	counting := func(path string) (io.ReaderAt, error) {
+		opens++
+		return openFile(path)
+	}
+	p := NewProcessFromMaps(loadMappings(t, s.pie), counting)
+	p.SetDebugRoot("")
+	p.Preload()
+	if opens == 0 {
+		t.Fatal("Preload opened no file")
+	}
+	after := opens
+	vals := symbolValues(t, s.pie)
+	for mangled, want := range wantNames {
+		if fr := p.Resolve(vals[mangled] + 2); fr.Sym != want {
+			t.Errorf("Resolve(%s+2) = %q, want %q", mangled, fr.Sym, want)
+		}
+	}
+	if _, ok := p.Mapped(vals["main"]); !ok {
+		t.Errorf("Mapped(main) found nothing")
+	}
+	if opens != after {
+		t.Errorf("resolving after Preload opened %d files, want none", opens-after)
 	}
 }
