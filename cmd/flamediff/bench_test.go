@@ -235,6 +235,9 @@ func TestBenchWholeStacks(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "lab.yaml")
+	// 12 s less the 2 s warmup and the 2 s margin: an 8 s window, less
+	// the sampler's start (seconds under the race detector, which CI
+	// uses), so that each run has hundreds of samples to judge.
 	config := `servers:
   - label: "10.5"
     suite: bullseye
@@ -247,12 +250,12 @@ workloads:
   - name: point-select
     test: oltp_point_select
     table_size: 10000
-    duration: 6s
+    duration: 12s
     warmup: 2s
   - name: update-nonindex
     test: oltp_update_non_index
     table_size: 10000
-    duration: 6s
+    duration: 12s
     warmup: 2s
 `
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
