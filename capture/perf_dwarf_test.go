@@ -3,7 +3,6 @@
 package capture
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -38,33 +37,10 @@ int main(void) { return deep(10); }
 // deep (it printed "ready").
 func startDeepProg(t *testing.T) *exec.Cmd {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed: the test builds its program")
-	}
 	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "deep.c"), filepath.Join(dir, "deep")
-	if err := os.WriteFile(src, []byte(deepProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-O1", "-fomit-frame-pointer", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("%s: read %q, %v; want ready", bin, line, err)
-	}
-	return cmd
+	writeSources(t, dir, map[string]string{"deep.c": deepProg})
+	gccRun(t, dir, []string{"-O1", "-fomit-frame-pointer", "-o", "deep", "deep.c"})
+	return startReady(t, filepath.Join(dir, "deep"))
 }
 
 // TestPerfDwarfStackSize: the default dwarf copy (DefaultDwarfStackBytes)

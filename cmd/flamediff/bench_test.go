@@ -67,14 +67,7 @@ func TestBenchBadConfig(t *testing.T) {
 // are recomputed here from the run directories' run.json and stacks.folded.
 func TestBenchEndToEnd(t *testing.T) {
 	recordtest.RequireSampler(t, "perf")
-	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd", "apt-get", "dpkg"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
-				t.Fatalf("%s: %v (MARIADBTEST_REQUIRE is set)", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	requireLabTools(t)
 	cache := os.Getenv("FLAMEDIFF_LAB_CACHE") // default: ~/.cache/flamediff
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "lab.yaml")
@@ -225,14 +218,7 @@ func closeRel(a, b, tol float64) bool {
 // stacks.folded, not read from run.json.
 func TestBenchWholeStacks(t *testing.T) {
 	recordtest.RequireSampler(t, "bpf")
-	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd", "apt-get", "dpkg"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
-				t.Fatalf("%s: %v (MARIADBTEST_REQUIRE is set)", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	requireLabTools(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "lab.yaml")
 	// 12 s less the 2 s warmup and the 2 s margin: an 8 s window, less
@@ -294,5 +280,20 @@ workloads:
 	}
 	if n != 6 {
 		t.Errorf("checked %d runs, want 6", n)
+	}
+}
+
+// requireLabTools skips the test (fails it with MARIADBTEST_REQUIRE set)
+// unless the lab can run here: sysbench, the installed mariadbd, and apt
+// and dpkg to fetch other versions.
+func requireLabTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"sysbench", "/usr/sbin/mariadbd", "apt-get", "dpkg"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("MARIADBTEST_REQUIRE") != "" {
+				t.Fatalf("%s: %v (MARIADBTEST_REQUIRE is set)", tool, err)
+			}
+			t.Skipf("%s not installed", tool)
+		}
 	}
 }
