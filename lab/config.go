@@ -42,7 +42,7 @@ var SysbenchTests = []string{
 // capture.events accept (call_graph also takes dwarf,SIZE).
 var (
 	Samplers    = []string{"auto", "perf", "bpf"}
-	CallGraphs  = []string{"fp", "dwarf"}
+	CallGraphs  = []string{"auto", "fp", "dwarf"}
 	StackCopies = []string{"never", "auto", "always"}
 	EventScopes = []string{"thread", "cpu"}
 )
@@ -56,7 +56,7 @@ const (
 	DefaultWarmup    = 5 * time.Second
 	DefaultSampler   = "auto"
 	DefaultFrequency = 499
-	DefaultCallGraph = "fp"
+	DefaultCallGraph = "auto"
 	DefaultStackCopy = "always"
 	DefaultEvents    = "thread"
 	DefaultRoot      = "mysqld_stmt_execute"
@@ -148,7 +148,8 @@ type Capture struct {
 	Sampler string
 	// Frequency is the sampling frequency in Hz.
 	Frequency int
-	// CallGraph is "fp", "dwarf" or "dwarf,SIZE" (SIZE bytes of user
+	// CallGraph is "auto" (dwarf with perf, frame pointers and stack
+	// copies with bpf), "fp", "dwarf" or "dwarf,SIZE" (SIZE bytes of user
 	// stack copied per sample; record.ParseCallGraph).
 	CallGraph string
 	// StackCopy is the BPF sampler's stack copies: "never", "auto" or
@@ -617,7 +618,7 @@ func (p *configParser) capture(n *yaml.Node) {
 			}
 			c.CallGraph = s
 			if method == "dwarf" && c.Sampler == "bpf" {
-				p.errorf(v, "use sampler: perf (or auto) for dwarf, or call_graph: fp with bpf", "capture: the bpf sampler walks frame pointers, not dwarf")
+				p.errorf(v, "use sampler: perf (or auto) for dwarf, or call_graph: auto or fp with bpf", "capture: the bpf sampler walks frame pointers, not dwarf")
 			}
 		}
 	}

@@ -17,8 +17,15 @@ const (
 	DefaultCounter   = "Questions"
 	defaultSampler   = "auto"
 	defaultEvent     = "auto"
-	defaultCallGraph = "fp"
+	defaultCallGraph = CallGraphAuto
 )
+
+// CallGraphAuto is the default CallGraph: the stack walking that gives
+// whole stacks with the sampler Run chose. The BPF sampler walks frame
+// pointers and unwinds its stack copies with CFI (StackCopy); perf gets
+// dwarf, as its frame-pointer walk stops in code without frame pointers
+// (glibc).
+const CallGraphAuto = "auto"
 
 // Target says which process to sample: at most one of its fields is set.
 // The zero Target is the single running mariadbd or mysqld.
@@ -46,10 +53,11 @@ type Config struct {
 	Event string
 	// Freq is the sampling frequency in Hz, 1 to 10000 (DefaultFreq when 0).
 	Freq int
-	// CallGraph is the stack walking: "fp" ("", frame pointers), or
-	// "dwarf" or "dwarf,SIZE" (perf only: SIZE bytes of user stack copied
-	// per sample, capture.DefaultDwarfStackBytes without SIZE); see
-	// ParseCallGraph.
+	// CallGraph is the stack walking: "auto" ("", CallGraphAuto: dwarf
+	// with perf, frame pointers and stack copies with BPF), "fp" (frame
+	// pointers only with perf; with BPF the same as auto), or "dwarf" or
+	// "dwarf,SIZE" (perf only: SIZE bytes of user stack copied per sample,
+	// capture.DefaultDwarfStackBytes without SIZE); see ParseCallGraph.
 	CallGraph string
 	// StackCopy is the BPF sampler's stack copies: "never", "auto" (""),
 	// or "always" (capture.Options.StackCopy): copied samples are unwound
@@ -180,11 +188,30 @@ func (c Config) Validate() error {
 	return fmt.Errorf("%w: %s", ErrInvalidConfig, msg)
 }
 
-// ParseCallGraph parses a CallGraph value as Run uses it: "fp" (or ""),
-// "dwarf" or "dwarf,SIZE"; it is capture.ParseCallGraph, for the callers
-// of record (its errors start with the quoted value).
+// ParseCallGraph parses a CallGraph value as Run uses it: "auto" (or
+// "", Method CallGraphAuto), "fp", "dwarf" or "dwarf,SIZE"; beyond auto it
+// is capture.ParseCallGraph, for the callers of record (its errors start
+// with the quoted value).
 func ParseCallGraph(s string) (capture.CallGraph, error) {
+	if s == "" || s == CallGraphAuto {
+		return capture.CallGraph{Method: CallGraphAuto}, nil
+	}
+	if method, _, _ := strings.Cut(s, ","); method != capture.CallGraphFP && method != capture.CallGraphDwarf {
+		return capture.CallGraph{}, fmt.Errorf("%q: want auto, fp or dwarf (or dwarf,SIZE: SIZE bytes of stack per sample)", s)
+	}
 	return capture.ParseCallGraph(s)
+}
+
+// resolveCallGraph returns the call graph of g with the sampler Run chose:
+// auto is dwarf (the default size) for perf and fp for bpf.
+func resolveCallGraph(g capture.CallGraph, sampler string) capture.CallGraph {
+	if g.Method != CallGraphAuto {
+		return g
+	}
+	if sampler == "perf" {
+		return capture.CallGraph{Method: capture.CallGraphDwarf, StackBytes: capture.DefaultDwarfStackBytes}
+	}
+	return capture.CallGraph{Method: capture.CallGraphFP}
 }
 
 func oneOf(s string, values ...string) bool {

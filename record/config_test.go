@@ -26,7 +26,9 @@ func TestValidate(t *testing.T) {
 		{"negative pid", func(c *Config) { c.Target.PID = -1 }, "Target.PID -1"},
 		{"no out", func(c *Config) { c.Out = "" }, "Out"},
 		{"freq", func(c *Config) { c.Freq = 20000 }, "Freq 20000"},
-		{"call graph", func(c *Config) { c.CallGraph = "lbr" }, `CallGraph "lbr": want fp or dwarf`},
+		{"call graph", func(c *Config) { c.CallGraph = "lbr" }, `CallGraph "lbr": want auto, fp or dwarf`},
+		{"call graph auto with a size", func(c *Config) { c.CallGraph = "auto,4096" }, `CallGraph "auto,4096": want auto, fp or dwarf`},
+		{"call graph auto with bpf", func(c *Config) { c.Sampler, c.CallGraph = "bpf", "auto" }, ""},
 		{"stack copy", func(c *Config) { c.StackCopy = "sometimes" }, `StackCopy "sometimes": want never, auto or always`},
 		{"stack copy always", func(c *Config) { c.StackCopy = "always" }, ""},
 		{"dwarf with a size", func(c *Config) { c.Sampler, c.CallGraph = "perf", "dwarf,16384" }, ""},
@@ -60,6 +62,29 @@ func TestValidate(t *testing.T) {
 
 // Targets that do not exist give a *FieldError naming the field, and
 // leave the run directory empty.
+// auto is dwarf (the default size) with perf and fp with bpf; a call graph
+// given is kept whatever the sampler.
+func TestResolveCallGraph(t *testing.T) {
+	for _, tt := range []struct {
+		callGraph, sampler, want string
+	}{
+		{"", "perf", "dwarf,32768"},
+		{"auto", "perf", "dwarf,32768"},
+		{"auto", "bpf", "fp"},
+		{"fp", "perf", "fp"},
+		{"dwarf,4096", "perf", "dwarf,4096"},
+		{"fp", "bpf", "fp"},
+	} {
+		g, err := ParseCallGraph(tt.callGraph)
+		if err != nil {
+			t.Fatalf("ParseCallGraph(%q): %v", tt.callGraph, err)
+		}
+		if got := resolveCallGraph(g, tt.sampler).String(); got != tt.want {
+			t.Errorf("call graph %q with %s: %q, want %q", tt.callGraph, tt.sampler, got, tt.want)
+		}
+	}
+}
+
 func TestRunTargetErrors(t *testing.T) {
 	proc := t.TempDir() // an empty proc tree: no process at all
 	for _, tt := range []struct {

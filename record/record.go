@@ -120,6 +120,11 @@ func (r *recorder) describe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("record: call graph %w", err)
 	}
+	if cg.Method == CallGraphAuto && sampler == "perf" {
+		r.meta.SamplerReason = strings.TrimPrefix(r.meta.SamplerReason+"; call graph auto: dwarf, as perf's frame-pointer walk stops in code without frame pointers (glibc)", "; ")
+	}
+	cg = resolveCallGraph(cg, sampler)
+	r.callGraph = cg.String()
 	r.meta.CallGraph, r.meta.CallGraphStackBytes = cg.Method, cg.StackBytes
 	r.meta.SamplerScope = "thread"
 	if c.PerCPU {

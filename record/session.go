@@ -27,8 +27,11 @@ type recorder struct {
 	run      *workload.Run
 	logFile  *os.File
 	sampler  capture.Sampler
-	server   *workload.Server
-	pid      int
+	// callGraph is the sampler's call graph, CallGraph resolved for the
+	// chosen sampler (resolveCallGraph).
+	callGraph string
+	server    *workload.Server
+	pid       int
 	// runStart is when the workload started; threads notes when sysbench
 	// said "Threads started!", the zero of its interim reports' clock.
 	runStart time.Time
@@ -175,7 +178,7 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		return err
 	}
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: c.Freq, CallGraph: c.CallGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
 		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)

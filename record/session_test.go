@@ -313,22 +313,26 @@ func TestRunUnwindRecorded(t *testing.T) {
 
 // run.json records the call graph perf used, method and stack size, and the
 // size is the one in perf.data's event attributes (perf evlist -v:
-// sample_stack_user), not only what record meant to ask for. With auto, a
-// dwarf call graph (with or without a size) chooses perf.
+// sample_stack_user), not only what record meant to ask for. With the
+// auto sampler, a dwarf call graph (with or without a size) chooses perf;
+// the default call graph (auto) is dwarf with perf, and run.json's
+// sampler_reason says so.
 func TestRunCallGraphRecorded(t *testing.T) {
 	recordtest.RequireSampler(t, "perf")
 	target := recordtest.Burner(t)
 	for _, tt := range []struct {
-		callGraph  string
-		wantMethod string
-		wantBytes  int // run.json and perf.data's sample_stack_user; 0: none
+		sampler, callGraph string
+		wantMethod         string
+		wantBytes          int // run.json and perf.data's sample_stack_user; 0: none
 	}{
-		{"dwarf", "dwarf", capture.DefaultDwarfStackBytes},
-		{"dwarf,4096", "dwarf", 4096},
-		{"fp", "fp", 0},
+		{"auto", "dwarf", "dwarf", capture.DefaultDwarfStackBytes},
+		{"auto", "dwarf,4096", "dwarf", 4096},
+		{"auto", "fp", "fp", 0},
+		{"perf", "", "dwarf", capture.DefaultDwarfStackBytes},
+		{"perf", "fp", "fp", 0},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
-		_, err := Run(context.Background(), Config{Sampler: "auto", CallGraph: tt.callGraph, Target: Target{PID: target.Process.Pid},
+		_, err := Run(context.Background(), Config{Sampler: tt.sampler, CallGraph: tt.callGraph, Target: Target{PID: target.Process.Pid},
 			Duration: time.Second, Out: out, KeepRaw: true}, nil)
 		if err != nil {
 			t.Fatalf("%s: Run: %v", tt.callGraph, err)
@@ -342,6 +346,9 @@ func TestRunCallGraphRecorded(t *testing.T) {
 		}
 		if tt.wantMethod == "dwarf" && m.Sampler != "perf" {
 			t.Errorf("%s: auto chose %q, want perf", tt.callGraph, m.Sampler)
+		}
+		if auto := strings.Contains(m.SamplerReason, "call graph auto: dwarf"); auto != (tt.callGraph == "") {
+			t.Errorf("%s %q: sampler_reason %q: want it to say that auto chose dwarf exactly when the call graph was left to auto", tt.sampler, tt.callGraph, m.SamplerReason)
 		}
 		if m.Sampler != "perf" {
 			continue // no perf.data to check

@@ -53,8 +53,8 @@ reason, and no perf or workload process is left behind.`,
       --mysql-user=root --tables=1 --table-size=10000 --time=30 run
   # A given pid, 20 s, no workload:
   flamediff record --pid 4242 --duration 20s --out runs/now
-  # perf instead of BPF, DWARF call graphs, kernel frames kept:
-  flamediff record --sampler perf --call-graph dwarf --kernel --duration 10s --out runs/dwarf
+  # perf instead of BPF (DWARF call graphs), kernel frames kept:
+  flamediff record --sampler perf --kernel --duration 10s --out runs/perf
   flamediff report --root mysqld_stmt_execute runs/10.11`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
@@ -78,9 +78,9 @@ reason, and no perf or workload process is left behind.`,
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	enumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
 	// Not an enumFlag: dwarf takes a size (validate checks it).
-	f.StringVar(&opts.CallGraph, "call-graph", "fp", fmt.Sprintf("stack walking: fp (frame pointers) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
+	f.StringVar(&opts.CallGraph, "call-graph", record.CallGraphAuto, fmt.Sprintf("stack walking: auto (whole stacks with either sampler: dwarf with perf; frame pointers and --stack-copy with bpf), fp (frame pointers; perf's stop in code without them, as glibc) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
 	enumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
-	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion("fp", "dwarf"))
+	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool

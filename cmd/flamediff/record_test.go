@@ -36,7 +36,7 @@ func TestRecordFlags(t *testing.T) {
 	}{
 		{name: "defaults with workload", args: []string{"--out", dir, "--", "sysbench", "x", "run"},
 			check: func(t *testing.T, o *RecordOptions) {
-				if o.Freq != 99 || o.CallGraph != "fp" || o.Warmup != 5*time.Second || o.Sampler != "auto" || o.PerCPU {
+				if o.Freq != 99 || o.CallGraph != "auto" || o.Warmup != 5*time.Second || o.Sampler != "auto" || o.PerCPU {
 					t.Errorf("defaults = freq %d, call graph %q, warmup %s, sampler %q, per-cpu %v", o.Freq, o.CallGraph, o.Warmup, o.Sampler, o.PerCPU)
 				}
 				if strings.Join(o.Workload, " ") != "sysbench x run" {
@@ -56,7 +56,7 @@ func TestRecordFlags(t *testing.T) {
 				}
 			}},
 		{name: "bad stack copy", args: []string{"--out", dir, "--stack-copy", "sometimes", "--duration", "1s"}, wantErr: `--stack-copy "sometimes": want never, auto or always`},
-		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: `--call-graph "lbr": want fp or dwarf`},
+		{name: "bad call graph", args: []string{"--out", dir, "--call-graph", "lbr", "--duration", "1s"}, wantErr: `--call-graph "lbr": want auto, fp or dwarf`},
 		{name: "dwarf with a size", args: []string{"--out", dir, "--sampler", "perf", "--call-graph", "dwarf,16384", "--duration", "1s"},
 			check: func(t *testing.T, o *RecordOptions) {
 				if o.CallGraph != "dwarf,16384" {
@@ -266,6 +266,24 @@ func TestRecordMariaDB(t *testing.T) {
 	if m2.Sampler != "perf" || strings.HasPrefix(m2.SamplerReason, "auto") || !strings.Contains(stacks2, ";mysqld_stmt_execute;") {
 		t.Errorf("--sampler perf: sampler %q (%q), mysqld_stmt_execute in stacks: %v",
 			m2.Sampler, m2.SamplerReason, strings.Contains(stacks2, ";mysqld_stmt_execute;"))
+	}
+	// The perf sampler's default call graph is dwarf (#14): its stacks
+	// reach their thread's root through glibc (frame pointers: 38-87% on
+	// update-non-index).
+	for _, r := range []struct {
+		name string
+		m    *fold.Meta
+	}{{"bpf", m}, {"perf", m2}} {
+		if c := r.m.StackCompleteness; c == nil || *c < 0.99 {
+			got := "absent"
+			if c != nil {
+				got = strconv.FormatFloat(*c, 'f', 4, 64)
+			}
+			t.Errorf("%s with the defaults: stack_completeness %s, want at least 0.99", r.name, got)
+		}
+	}
+	if m2.CallGraph != "dwarf" || !strings.Contains(m2.SamplerReason, "call graph auto: dwarf") {
+		t.Errorf("--sampler perf: call_graph %q (%q), want dwarf chosen by auto", m2.CallGraph, m2.SamplerReason)
 	}
 	if !strings.Contains(m2.OpsCounter, "sysbench") || m2.Operations == 0 || m2.ServerVersion != "" {
 		t.Errorf("without --socket: operations %d from %q, server version %q; want sysbench's count and no version", m2.Operations, m2.OpsCounter, m2.ServerVersion)
