@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// placement is where the benchmark runs the server and sysbench:
+// serverCPU and clientCPU are CPU numbers, -1 when not pinned.
+type placement struct {
+	name                 string
+	serverCPU, clientCPU int
+}
+
+// parsePin parses FLAMEDIFF_BENCH_PIN: same (the default), apart or none.
+func parsePin(s string) (placement, error) {
+	last := runtime.NumCPU() - 1
+	switch s {
+	case "", "same":
+		return placement{"same", last, last}, nil
+	case "apart":
+		if last == 0 {
+			return placement{}, fmt.Errorf("FLAMEDIFF_BENCH_PIN=apart needs two CPUs, this machine has one")
+		}
+		return placement{"apart", last, 0}, nil
+	case "none":
+		return placement{"none", -1, -1}, nil
+	}
+	return placement{}, fmt.Errorf("FLAMEDIFF_BENCH_PIN=%q: want same, apart or none", s)
+}
+
+func (p placement) String() string {
+	switch p.name {
+	case "none":
+		return "server and sysbench unpinned"
+	case "same":
+		return fmt.Sprintf("server and sysbench pinned to CPU %d", p.serverCPU)
+	}
+	return fmt.Sprintf("server pinned to CPU %d, sysbench to CPU %d", p.serverCPU, p.clientCPU)
+}
+
+// server pins every thread of pid; the threads it starts later inherit
+// the mask of the thread that starts them.
+func (p placement) server(pid int) error {
+	if p.serverCPU < 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	set.Set(p.serverCPU)
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
+// client returns the sysbench command line run under taskset, so that
+// sysbench and its threads start on the client CPU.
+func (p placement) client(args []string) []string {
+	if p.clientCPU < 0 {
+		return args
+	}
+	return append([]string{"taskset", "-c", strconv.Itoa(p.clientCPU)}, args...)
+}
