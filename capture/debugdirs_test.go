@@ -112,3 +112,39 @@ func TestDebugDirs(t *testing.T) {
 		})
 	}
 }
+
+const vdsoProg = `
+#include <stdio.h>
+#include <time.h>
+volatile long sink;
+__attribute__((noinline)) void in_vdso(void) {
+	struct timespec ts;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += ts.tv_nsec;
+	}
+}
+int main(void) {
+	printf("ready\n");
+	fflush(stdout);
+	in_vdso();
+}
+`
+
+// perf's DWARF call graphs unwind out of the vDSO with debug dirs too:
+// perf script then runs with a build-id cache of its own, and the vDSO,
+// which perf record kept in the usual cache and which exists nowhere else,
+// must be linked into it (without it every vDSO sample was a lone
+// [[vdso]] frame).
+func TestPerfDebugDirsVDSO(t *testing.T) {
+	requirePerf(t)
+	dir := t.TempDir()
+	writeSources(t, dir, map[string]string{"vdso.c": vdsoProg})
+	gccRun(t, dir, []string{"-O1", "-fno-omit-frame-pointer", "-o", "vdso", "vdso.c"})
+	cmd := startReady(t, filepath.Join(dir, "vdso"))
+	res := sampleFor(t, NewPerf(), cmd.Process.Pid, Options{FrequencyHz: 199, CallGraph: "dwarf", DebugDirs: []string{filepath.Join(dir, "nodebug")}}, time.Second)
+	total, n := res.Profile.Total(), valueWith(res.Profile, "in_vdso")
+	if total < 50 || n < total*98/100 {
+		t.Errorf("%d of %d samples have in_vdso on their stack, want at least 98%%; stacks %v", n, total, res.Profile.Stacks)
+	}
+}

@@ -478,6 +478,11 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 		if err := linkDebugFiles(bid, r.opts.DebugDirs); err != nil {
 			return nil, fmt.Errorf("perf: debug files: %w", err)
 		}
+		// perf record kept the vDSO (and what else it read) in the usual
+		// cache; without it perf script cannot unwind out of the vDSO.
+		if err := linkBuildIDCache(bid, defaultBuildIDDir()); err != nil {
+			return nil, fmt.Errorf("perf: build-id cache: %w", err)
+		}
 		// perf's global option, before the command.
 		cmd.Args = append([]string{cmd.Args[0], "--buildid-dir", bid}, cmd.Args[1:]...)
 	}
@@ -619,6 +624,55 @@ func statCPUTicks(stat []byte) int64 {
 		return -1
 	}
 	return u + s
+}
+
+// defaultBuildIDDir is the build-id cache perf record writes to:
+// $PERF_BUILDID_DIR, else ~/.debug ("" when there is no home).
+func defaultBuildIDDir() string {
+	if d := os.Getenv("PERF_BUILDID_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".debug")
+}
+
+// linkBuildIDCache links into dir the entries of perf's build-id cache
+// (.build-id/xx/yyyy, symbolic links to the cached objects) that dir
+// does not have yet, with absolute targets, so that perf script run with
+// --buildid-dir dir still finds what perf record cached there, above all
+// the vDSO, which exists nowhere else. A missing cache is no error.
+func linkBuildIDCache(dir, cache string) error {
+	if cache == "" {
+		return nil
+	}
+	entries, err := filepath.Glob(filepath.Join(cache, ".build-id", "??", "*"))
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		rel, err := filepath.Rel(cache, e)
+		if err != nil {
+			return err
+		}
+		link := filepath.Join(dir, rel)
+		if _, err := os.Lstat(link); err == nil {
+			continue // a debug file of DebugDirs wins
+		}
+		target, err := filepath.EvalSymlinks(e)
+		if err != nil {
+			continue // a cached object since removed
+		}
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, link); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // linkDebugFiles makes perf's build-id cache layout in dir
