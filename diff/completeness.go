@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flamediff/flamediff/fold"
 )
@@ -15,6 +16,14 @@ type Completeness struct {
 	Incomplete      int64
 	IncompletePct   float64
 	IncompleteCount int // number of distinct incomplete stacks
+	// UnnamedRoot counts the incomplete samples whose outermost frame is
+	// an unresolved frame of an object ("[libc.so.6]"): such a stack may
+	// well reach its thread's root, a root without a name because the
+	// object has no symbols for it (a stripped libc without its debug
+	// file names neither clone3 nor start_thread). UnnamedObject is the
+	// object of most of them, without brackets.
+	UnnamedRoot   int64
+	UnnamedObject string
 }
 
 // StackCompleteness classifies every stack of p as complete or not.
@@ -37,16 +46,49 @@ type Completeness struct {
 // IncompletePct percentage points, while leaf and self shares are not.
 func StackCompleteness(p *fold.Profile, isThreadRoot func(string) bool) Completeness {
 	c := Completeness{Total: p.Total()}
+	unnamed := map[string]int64{}
 	for _, s := range p.Stacks {
 		ok := len(s.Frames) > 0 && isThreadRoot(s.Frames[0]) ||
 			len(s.Frames) > 1 && isThreadRoot(s.Frames[1])
 		if !ok {
 			c.Incomplete += s.Value
 			c.IncompleteCount++
+			if len(s.Frames) > 1 {
+				if obj, ok := unresolvedObject(s.Frames[1]); ok {
+					c.UnnamedRoot += s.Value
+					unnamed[obj] += s.Value
+				}
+			}
+		}
+	}
+	for obj, n := range unnamed {
+		if n > unnamed[c.UnnamedObject] || n == unnamed[c.UnnamedObject] && obj < c.UnnamedObject {
+			c.UnnamedObject = obj
 		}
 	}
 	c.IncompletePct = pct(c.Incomplete, c.Total)
 	return c
+}
+
+// unresolvedObject returns the object of an unresolved frame as perf and
+// flamediff name one, "[libc.so.6]", and whether frame is one; "[unknown]"
+// and perf's "[[vdso]]" or "[[stack]]" are not objects.
+func unresolvedObject(frame string) (string, bool) {
+	obj, ok := strings.CutPrefix(frame, "[")
+	if !ok {
+		return "", false
+	}
+	obj, ok = strings.CutSuffix(obj, "]")
+	if !ok || obj == "" || obj == "unknown" || strings.ContainsAny(obj, "[]") {
+		return "", false
+	}
+	return obj, true
+}
+
+// UnnamedRoots says whether the unnamed roots explain the incomplete
+// stacks: at least half of the incomplete samples have one.
+func (c Completeness) UnnamedRoots() bool {
+	return c.UnnamedRoot > 0 && 2*c.UnnamedRoot >= c.Incomplete
 }
 
 // Warning returns the sentence a report prints when some stacks are
@@ -56,6 +98,9 @@ func StackCompleteness(p *fold.Profile, isThreadRoot func(string) bool) Complete
 func (c Completeness) Warning() string {
 	if c.Incomplete == 0 {
 		return ""
+	}
+	if c.UnnamedRoots() {
+		return fmt.Sprintf("%.2f%% of samples are in stacks that do not start at a named thread root, %.2f%% at an unnamed frame of %s: %s", c.IncompletePct, pct(c.UnnamedRoot, c.Total), c.UnnamedObject, unnamedAdvice(c.UnnamedObject))
 	}
 	if c.Incomplete == c.Total {
 		return "no stack starts at a known thread root: the thread roots (symbol map) do not fit this profile, perhaps because start_thread is unresolved; callers' inclusive shares may be understated by up to 100 percentage points"
@@ -77,6 +122,13 @@ func (s *Summary) Warnings() []string { return s.HintedWarnings(Hints{}) }
 func (s *Summary) HintedWarnings(h Hints) []string {
 	var out []string
 	if u := s.Recorded; u != nil {
+		if c := s.Completeness; c != nil && c.UnnamedRoots() {
+			// What the stacks say of their roots, beside what the run
+			// recorded.
+			v := *u
+			v.UnnamedRoot, v.UnnamedObject = float64(c.UnnamedRoot)/float64(c.Total), c.UnnamedObject
+			u = &v
+		}
 		if w := u.Warning(h.unwinding(u)); w != "" {
 			out = append(out, w)
 		}

@@ -548,12 +548,21 @@ func TestStackCompleteness(t *testing.T) {
 		{"thread name alone", prof(nil, "t", 1, "t;main", 1), 1, 50},
 		{"all complete", prof(nil, "t;main;a", 1), 0, 0},
 		{"none complete", prof(nil, "t;libc;a", 1), 1, 100},
+		{"unnamed roots", prof(nil, "t;[libc.so.6];a", 3, "t;main;a", 1), 3, 75},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := StackCompleteness(tt.p, isRoot)
 			if c.Incomplete != tt.wantV || !near(c.IncompletePct, tt.wantPc) {
 				t.Errorf("StackCompleteness() = %+v, want incomplete %d (%v%%)", c, tt.wantV, tt.wantPc)
+			}
+			if tt.name == "unnamed roots" {
+				want := "75.00% of samples are in stacks that do not start at a named thread root, 75.00% at an unnamed frame of libc.so.6: the stacks may be whole"
+				if c.UnnamedRoot != 3 || c.UnnamedObject != "libc.so.6" || !strings.HasPrefix(c.Warning(), want) {
+					t.Errorf("unnamed roots %d in %q, Warning() = %q; want 3 in libc.so.6 and a warning starting %q", c.UnnamedRoot, c.UnnamedObject, c.Warning(), want)
+				}
+			} else if c.UnnamedRoot != 0 {
+				t.Errorf("unnamed roots %d, want none", c.UnnamedRoot)
 			}
 			if tt.wantPc == 100 && !strings.Contains(c.Warning(), "thread roots (symbol map) do not fit") {
 				t.Errorf("Warning() = %q, want it to blame the thread roots", c.Warning())
@@ -562,6 +571,16 @@ func TestStackCompleteness(t *testing.T) {
 				t.Errorf("Warning() = %q with %d incomplete", c.Warning(), tt.wantV)
 			}
 		})
+	}
+}
+
+// Only an object's unresolved frame is an unnamed root; [unknown] and
+// perf's [[vdso]] are not objects.
+func TestUnresolvedObject(t *testing.T) {
+	for frame, want := range map[string]string{"[libc.so.6]": "libc.so.6", "[mysqld]": "mysqld", "[unknown]": "", "[[vdso]]": "", "start_thread": "", "[]": "", "[x": ""} {
+		if got, ok := unresolvedObject(frame); got != want || ok != (want != "") {
+			t.Errorf("unresolvedObject(%q) = %q, %v; want %q", frame, got, ok, want)
+		}
 	}
 }
 

@@ -29,6 +29,12 @@ type Unwinding struct {
 	Object  string
 	Stopped int64
 	Note    string
+	// UnnamedRoot is the share (0 to 1) of all samples whose stack ends
+	// at an unresolved frame of UnnamedObject ("libc.so.6"), as the
+	// profile's stacks show it (Completeness.UnnamedRoot): stacks that may
+	// be whole, their root unnamed for want of symbols. 0 when unknown.
+	UnnamedRoot   float64
+	UnnamedObject string
 }
 
 // RecordedUnwinding returns what m recorded about its stacks, or nil when
@@ -77,6 +83,17 @@ func (u *Unwinding) Warning(hint string) string {
 		return ""
 	}
 	var b strings.Builder
+	if u.UnnamedRoot > 0 && 2*u.UnnamedRoot >= 1-u.Complete {
+		fmt.Fprintf(&b, "stacks reach a named thread root in %.2f%% of samples", 100*u.Complete)
+		if u.Method != "" {
+			fmt.Fprintf(&b, " (unwinding: %s)", u.Method)
+		}
+		fmt.Fprintf(&b, "; %.2f%% end at an unnamed frame of %s: %s", 100*u.UnnamedRoot, u.UnnamedObject, unnamedAdvice(u.UnnamedObject))
+		if hint != "" {
+			b.WriteString("; " + hint)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "stacks reach a thread root in %.2f%% of samples", 100*u.Complete)
 	if u.Method != "" {
 		fmt.Fprintf(&b, " (unwinding: %s)", u.Method)
@@ -120,4 +137,11 @@ func (h Hints) unwinding(u *Unwinding) string {
 		return ""
 	}
 	return h.Unwinding(u)
+}
+
+// unnamedAdvice is what a warning says of stacks that end at an unnamed
+// frame of obj.
+func unnamedAdvice(obj string) string {
+	return "the stacks may be whole, with a thread root (clone3, start_thread) that " + obj +
+		" names only in its debug symbols (the -dbg package of that very build)"
 }

@@ -114,6 +114,16 @@ func TestRecordedWarnings(t *testing.T) {
 	if got := LabelledHintedWarnings([]*Summary{sum}, hints); !reflect.DeepEqual(got, []string{"10.5: " + want + "; sampler bpf)"}) {
 		t.Errorf("LabelledHintedWarnings = %q, want the hint added", got)
 	}
+	// Stacks whose outermost frame is an unnamed libc frame: the warning
+	// says they may be whole, not that callers are understated, and the
+	// hint sees the object.
+	unnamed := &fold.Profile{Stacks: []fold.Stack{{Frames: []string{"t", "[libc.so.6]", "f"}, Value: 9}, {Frames: []string{"t", "start_thread", "f"}, Value: 1}},
+		Meta: &fold.Meta{Label: "9.7", Sampler: "bpf", CallGraph: "fp", StackCompleteness: share(0.1), Unwind: &fold.Unwind{Method: "cfi+fp"}}}
+	uh := Hints{Unwinding: func(u *Unwinding) string { return "debug files for " + u.UnnamedObject }}
+	want = "stacks reach a named thread root in 10.00% of samples (unwinding: cfi+fp); 90.00% end at an unnamed frame of libc.so.6: the stacks may be whole, with a thread root (clone3, start_thread) that libc.so.6 names only in its debug symbols (the -dbg package of that very build); debug files for libc.so.6"
+	if got := Summarize(unnamed, opts).HintedWarnings(uh); !reflect.DeepEqual(got, []string{want}) {
+		t.Errorf("unnamed roots: Warnings() = %q, want %q", got, want)
+	}
 	// Recorded at 99.5%: no warning, though the computed figure is 50%.
 	p.Meta.StackCompleteness = share(0.995)
 	if got := Summarize(p, opts).HintedWarnings(hints); got != nil {

@@ -23,4 +23,8 @@ func TestUnwindHint(t *testing.T) {
 			t.Errorf("unwindHint(sampler %q, method %q) = %q, want %q", tt.sampler, tt.method, got, tt.want)
 		}
 	}
+	// Roots unnamed for want of symbols: debug files, whatever the method.
+	if got := unwindHint(&diff.Unwinding{Sampler: "bpf", Method: "cfi+fp", UnnamedObject: "libc.so.6"}); got != "record with --debug-dir DIR holding its .build-id/xx/yyyy.debug" {
+		t.Errorf("unwindHint(unnamed roots in libc.so.6) = %q, want the --debug-dir advice", got)
+	}
 }

@@ -35,6 +35,9 @@ var warningHints = diff.Hints{Unwinding: unwindHint}
 // perf's DWARF call graph. It gives none for runs already unwound with
 // CFI or DWARF.
 func unwindHint(u *diff.Unwinding) string {
+	if u.UnnamedObject != "" {
+		return "record with --debug-dir DIR holding its .build-id/xx/yyyy.debug"
+	}
 	if u.Method != "fp" {
 		return ""
 	}
