@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test quick generate docs bench bench-overhead bench-svg demo fuzz lint fmt ci
+.PHONY: help build test quick generate docs bench bench-overhead bench-fidelity bench-svg demo fuzz lint fmt ci
 
 help:
-	@echo "targets: demo build test quick bench bench-overhead bench-svg fuzz lint fmt generate docs ci"
+	@echo "targets: demo build test quick bench bench-overhead bench-fidelity bench-svg fuzz lint fmt generate docs ci"
 
 build:
 	$(GO) build -buildvcs=true -o $(BIN) ./cmd/flamediff
@@ -41,6 +41,12 @@ bench:
 # FLAMEDIFF_BENCH_SECONDS and FLAMEDIFF_BENCH_TEST tune it.
 bench-overhead:
 	$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m
+
+# Sampled against true CPU per function (internal/cputruth): each
+# sampler's shares and sampled/accounted CPU on programs whose CPU per
+# function is known (root, gcc, perf).
+bench-fidelity:
+	$(GO) test ./bench -run '^$$' -bench Fidelity -benchtime 1x -timeout 60m
 
 # Flame graph of 100,000 distinct stacks with the default --minwidth: time
 # and SVG size (target: under 1 s and 5 MB).

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cputruth"
+)
+
+// BenchmarkFidelity samples programs whose true CPU per function is known
+// (internal/cputruth) with each sampler and prints, per scenario, each
+// function's sampled share against its true share, the CPU the samples
+// stand for against the threads' run time (schedstat), and the share of
+// samples taken in the kernel's switch-in path (finish_task_switch: skid
+// to the moment a thread is switched back in). Kernel frames are kept so
+// that the switch-in samples can be told apart; the shares of the user
+// functions are inclusive, so kernel frames below them do not change them.
+//
+// FLAMEDIFF_FIDELITY_SECONDS (default 8) seconds per run,
+// FLAMEDIFF_FIDELITY_SCENARIOS (default: all; names of cputruth.Scenarios),
+// FLAMEDIFF_FIDELITY_CONFIGS (default bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz;
+// also bpf-a-99Hz, perf-a-99Hz: per-CPU events). Run with `make
+// bench-fidelity` (root, gcc, perf).
+func BenchmarkFidelity(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root: samples with perf and BPF")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		b.Skip("gcc not installed: the benchmark builds its programs")
+	}
+	secs := envInt("FLAMEDIFF_FIDELITY_SECONDS", 8)
+	bin, err := cputruth.Build(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	scenarios := cputruth.Scenarios
+	if list := os.Getenv("FLAMEDIFF_FIDELITY_SCENARIOS"); list != "" {
+		scenarios = slices.DeleteFunc(slices.Clone(scenarios), func(s cputruth.Scenario) bool {
+			return !slices.Contains(strings.Split(list, ","), s.Name)
+		})
+	}
+	configs := []fidelityConfig{{"bpf-99Hz", "bpf", 99, false}, {"bpf-499Hz", "bpf", 499, false},
+		{"perf-99Hz", "perf", 99, false}, {"perf-499Hz", "perf", 499, false},
+		{"bpf-a-99Hz", "bpf", 99, true}, {"perf-a-99Hz", "perf", 99, true}}
+	list := os.Getenv("FLAMEDIFF_FIDELITY_CONFIGS")
+	if list == "" {
+		list = "bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz"
+	}
+	configs = slices.DeleteFunc(configs, func(c fidelityConfig) bool { return !slices.Contains(strings.Split(list, ","), c.name) })
+	for i := 0; i < b.N; i++ {
+		for _, sc := range scenarios {
+			fmt.Printf("\n%s (%s):\n", sc.Name, strings.Join(sc.Args, " "))
+			for _, c := range configs {
+				if err := checkSampler(c.sampler); err != nil {
+					fmt.Printf("  %-12s skipped: %v\n", c.name, err)
+					continue
+				}
+				f, err := measureFidelity(bin, b.TempDir(), sc, c, time.Duration(secs)*time.Second)
+				if err != nil {
+					b.Fatalf("%s, %s: %v", sc.Name, c.name, err)
+				}
+				fmt.Printf("  %-12s %s\n", c.name, f)
+			}
+		}
+	}
+}
+
+func checkSampler(name string) error {
+	if name == "bpf" {
+		return capture.CheckBPF()
+	}
+	return capture.CheckPerf()
+}
+
+// fidelityConfig is one sampler configuration of BenchmarkFidelity.
+type fidelityConfig struct {
+	name    string
+	sampler string
+	freq    int
+	perCPU  bool
+}
+
+// fidelity is what one run measured.
+type fidelity struct {
+	funcs          []string
+	sampled, truth map[string]float64 // inclusive share, percent
+	sampledCPU     float64            // samples / frequency, seconds
+	accountedCPU   float64            // schedstat, seconds
+	switchIn       float64            // percent of samples with finish_task_switch as the leaf
+	samples        int64
+}
+
+func (f *fidelity) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sampled/accounted CPU %.3f (%.2f/%.2f s, %d samples), switch-in %.1f%%;", f.sampledCPU/f.accountedCPU, f.sampledCPU, f.accountedCPU, f.samples, f.switchIn)
+	worst := 0.0
+	for _, fn := range f.funcs {
+		d := f.sampled[fn] - f.truth[fn]
+		worst = math.Max(worst, math.Abs(d))
+		fmt.Fprintf(&b, " %s %.1f%% (true %.1f%%, %+.1f)", fn, f.sampled[fn], f.truth[fn], d)
+	}
+	fmt.Fprintf(&b, "; worst %.1f pp", worst)
+	return b.String()
+}
+
+// measureFidelity runs sc, samples it for window with c and compares.
+func measureFidelity(bin, dir string, sc cputruth.Scenario, c fidelityConfig, window time.Duration) (*fidelity, error) {
+	p, err := cputruth.Start(bin, dir, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop()
+	time.Sleep(500 * time.Millisecond) // past start-up and calibration
+	s := newSampler(c.sampler)
+	ctx := context.Background()
+	if err := s.Start(ctx, p.PID(), capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, WorkDir: dir}); err != nil {
+		return nil, err
+	}
+	before, err := p.Snapshot()
+	if err != nil {
+		_, _ = s.Stop(ctx)
+		return nil, err
+	}
+	time.Sleep(window)
+	after, err := p.Snapshot()
+	if err != nil {
+		_, _ = s.Stop(ctx)
+		return nil, err
+	}
+	res, err := s.Stop(ctx)
+	if err != nil {
+		return nil, err
+	}
+	truth := after.Sub(before)
+	f := &fidelity{funcs: sc.Funcs, sampled: map[string]float64{}, truth: map[string]float64{},
+		accountedCPU: float64(truth.TotalNs()) / 1e9}
+	for _, fn := range sc.Funcs {
+		f.truth[fn] = truth.Share(fn)
+	}
+	f.samples = res.Profile.Total()
+	f.sampledCPU = float64(f.samples) / float64(c.freq)
+	inclusive, switchIn := sharesOf(res.Profile, sc.Funcs)
+	for fn, v := range inclusive {
+		f.sampled[fn] = v
+	}
+	f.switchIn = switchIn
+	return f, nil
+}
+
+// sharesOf returns the inclusive share (percent of samples) of each of
+// funcs, and the share of samples whose leaf is the kernel's switch-in
+// path.
+func sharesOf(p *fold.Profile, funcs []string) (map[string]float64, float64) {
+	total := float64(p.Total())
+	out := map[string]float64{}
+	var sw int64
+	for _, st := range p.Stacks {
+		leaf := st.Frames[len(st.Frames)-1]
+		if strings.HasPrefix(leaf, "finish_task_switch") {
+			sw += st.Value
+		}
+		for _, fn := range funcs {
+			if slices.Contains(st.Frames[1:], fn) {
+				out[fn] += float64(st.Value)
+			}
+		}
+	}
+	if total == 0 {
+		return out, 0
+	}
+	for k := range out {
+		out[k] = 100 * out[k] / total
+	}
+	return out, 100 * float64(sw) / total
+}
+
+func newSampler(name string) capture.Sampler {
+	if name == "bpf" {
+		return capture.NewBPF()
+	}
+	return capture.NewPerf()
+}

@@ -1,0 +1,86 @@
+package cputruth
+
+import (
+	"encoding/binary"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// The program's own accounting agrees with the kernel's: in a steady
+// scenario its working functions account for nearly all of its threads'
+// run time, and work_b for three times work_a's share in the thread that
+// runs both (plus all of the other thread's).
+func TestSteadyTruth(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed: the test builds its program")
+	}
+	dir := t.TempDir()
+	bin, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(bin, dir, Scenarios[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	before, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	after, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Sub(before)
+	total := d.TotalNs()
+	work := d.Funcs["work_a"] + d.Funcs["work_b"]
+	t.Logf("threads %v, functions %v, calls %v", d.Threads, d.Funcs, d.Calls)
+	if total == 0 || d.Threads["steady1"] == 0 || d.Threads["steady2"] == 0 {
+		t.Fatalf("thread run times %v: want both steady threads", d.Threads)
+	}
+	// Work counted at the end of each call: up to one call (3 ms) per
+	// thread falls outside the window at either end.
+	if work > total+8e6 || work < total*8/10 {
+		t.Errorf("functions %d ns of %d ns of thread run time: want nearly all", work, total)
+	}
+	if d.Share("work_a") <= 0 || d.Share("work_a") > 25 {
+		t.Errorf("work_a %.1f%% of the run time, want about 12.5%%", d.Share("work_a"))
+	}
+}
+
+func TestParseCounters(t *testing.T) {
+	data := make([]byte, 16+2*48)
+	copy(data, "TRUTH1")
+	binary.LittleEndian.PutUint64(data[8:], 2)
+	copy(data[16:], "f")
+	binary.LittleEndian.PutUint64(data[16+32:], 500)
+	binary.LittleEndian.PutUint64(data[16+40:], 5)
+	copy(data[64:], "g")
+	binary.LittleEndian.PutUint64(data[64+32:], 7)
+	s, err := ParseCounters(data)
+	if err != nil || s.Funcs["f"] != 500 || s.Calls["f"] != 5 || s.Funcs["g"] != 7 || len(s.Funcs) != 2 {
+		t.Fatalf("ParseCounters = %+v, %v", s, err)
+	}
+	for _, bad := range [][]byte{nil, []byte("TRUTH2xxxxxxxxxx"), data[:100]} {
+		if _, err := ParseCounters(bad); err == nil {
+			t.Errorf("ParseCounters(%d bytes) accepted", len(bad))
+		}
+	}
+}
+
+func FuzzParseCounters(f *testing.F) {
+	f.Add([]byte("TRUTH1\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"))
+	f.Add(make([]byte, 64))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseCounters(data)
+		if err != nil {
+			return
+		}
+		if len(s.Funcs) > 64 || len(s.Funcs) != len(s.Calls) {
+			t.Fatalf("ParseCounters: %d functions, %d call counts", len(s.Funcs), len(s.Calls))
+		}
+	})
+}

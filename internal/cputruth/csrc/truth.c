@@ -1,0 +1,199 @@
+// truth: programs whose true CPU per function is known, for checking what
+// a sampler says against it. Each function that does work measures its
+// own CPU time with CLOCK_THREAD_CPUTIME_ID and adds it to a counter in a
+// shared file, so that a reader can take the counters at the start and the
+// end of a sampling window and get the CPU each function used in it.
+//
+//	truth FILE SCENARIO [ARGS...]
+//
+// Scenarios (microseconds):
+//	steady                two threads that never block: work_a 1000 and
+//	                      work_b 3000 in one, work_b 2000 in the other
+//	bursty BURST SLEEP    one thread: after_wakeup BURST, before_sleep
+//	                      BURST, then sleeps SLEEP (0: no sleep)
+//	pingpong A B          two threads hand work through pipes:
+//	                      produce A in one, consume B in the other, each
+//	                      waits for the other's byte
+//
+// The file holds a header ("TRUTH1", the number of counters) and, per
+// counter, a 32-byte NUL-padded function name, the nanoseconds and the
+// calls (little-endian uint64). The program prints "ready" once its
+// threads run, and runs until killed.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { F_WORK_A, F_WORK_B, F_AFTER_WAKEUP, F_BEFORE_SLEEP, F_PRODUCE, F_CONSUME, NFUNCS };
+static const char *names[NFUNCS] = {"work_a", "work_b", "after_wakeup", "before_sleep", "produce", "consume"};
+
+struct counter {
+	char name[32];
+	uint64_t ns, calls;
+};
+struct shared {
+	char magic[8];
+	uint64_t n;
+	struct counter c[NFUNCS];
+};
+static struct shared *sh;
+static double iters_per_ns;
+volatile uint64_t sink;
+
+static uint64_t thread_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// spin burns about ns nanoseconds of CPU without a call or a syscall, so
+// that every sample inside it has the caller as its leaf's parent.
+__attribute__((noinline)) static void spin(uint64_t ns) {
+	uint64_t n = (uint64_t)(ns * iters_per_ns);
+	for (uint64_t i = 0; i < n; i++)
+		sink += i;
+}
+
+static void account(int f, uint64_t t0) {
+	__atomic_add_fetch(&sh->c[f].ns, thread_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sh->c[f].calls, 1, __ATOMIC_RELAXED);
+}
+
+#define WORKFN(fn, id)                           \
+	__attribute__((noinline)) void fn(uint64_t ns) { \
+		uint64_t t0 = thread_ns();               \
+		spin(ns);                                \
+		account(id, t0);                         \
+	}
+WORKFN(work_a, F_WORK_A)
+WORKFN(work_b, F_WORK_B)
+WORKFN(after_wakeup, F_AFTER_WAKEUP)
+WORKFN(before_sleep, F_BEFORE_SLEEP)
+WORKFN(produce, F_PRODUCE)
+WORKFN(consume, F_CONSUME)
+
+static void calibrate(void) {
+	iters_per_ns = 1;
+	uint64_t best = UINT64_MAX;
+	for (int r = 0; r < 5; r++) {
+		uint64_t t0 = thread_ns();
+		spin(20000000); // 20M iterations
+		uint64_t d = thread_ns() - t0;
+		if (d < best)
+			best = d;
+	}
+	iters_per_ns = 20000000.0 / (double)best;
+}
+
+static void sleep_us(uint64_t us) {
+	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static uint64_t arg1, arg2;
+static int ping[2], pong[2];
+
+static void *steady1(void *x) {
+	for (;;) {
+		work_a(1000 * 1000);
+		work_b(3000 * 1000);
+	}
+	return x;
+}
+static void *steady2(void *x) {
+	for (;;)
+		work_b(2000 * 1000);
+	return x;
+}
+static void *bursty(void *x) {
+	for (;;) {
+		after_wakeup(arg1 * 1000);
+		before_sleep(arg1 * 1000);
+		if (arg2)
+			sleep_us(arg2);
+	}
+	return x;
+}
+static void *producer(void *x) {
+	char b = 0;
+	for (;;) {
+		produce(arg1 * 1000);
+		if (write(ping[1], &b, 1) != 1 || read(pong[0], &b, 1) != 1)
+			exit(3);
+	}
+	return x;
+}
+static void *consumer(void *x) {
+	char b = 0;
+	for (;;) {
+		if (read(ping[0], &b, 1) != 1)
+			exit(3);
+		consume(arg2 * 1000);
+		if (write(pong[1], &b, 1) != 1)
+			exit(3);
+	}
+	return x;
+}
+
+static void start(void *(*fn)(void *), const char *name) {
+	pthread_t t;
+	if (pthread_create(&t, 0, fn, 0) != 0) {
+		perror("pthread_create");
+		exit(1);
+	}
+	pthread_setname_np(t, name);
+}
+
+int main(int argc, char **argv) {
+	if (argc < 3) {
+		fprintf(stderr, "usage: truth FILE steady | bursty BURST_US SLEEP_US | pingpong A_US B_US\n");
+		return 2;
+	}
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, sizeof(struct shared)) != 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	sh = mmap(0, sizeof(struct shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (sh == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	memcpy(sh->magic, "TRUTH1", 7);
+	sh->n = NFUNCS;
+	for (int i = 0; i < NFUNCS; i++)
+		strncpy(sh->c[i].name, names[i], sizeof sh->c[i].name - 1);
+	calibrate();
+	const char *sc = argv[2];
+	if (argc > 3)
+		arg1 = strtoull(argv[3], 0, 10);
+	if (argc > 4)
+		arg2 = strtoull(argv[4], 0, 10);
+	if (strcmp(sc, "steady") == 0) {
+		start(steady1, "steady1");
+		start(steady2, "steady2");
+	} else if (strcmp(sc, "bursty") == 0 && argc == 5) {
+		start(bursty, "bursty");
+	} else if (strcmp(sc, "pingpong") == 0 && argc == 5) {
+		if (pipe(ping) != 0 || pipe(pong) != 0) {
+			perror("pipe");
+			return 1;
+		}
+		start(producer, "producer");
+		start(consumer, "consumer");
+	} else {
+		fprintf(stderr, "truth: unknown scenario or arguments: %s\n", sc);
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
