@@ -52,19 +52,20 @@ func TestSteadyTruth(t *testing.T) {
 }
 
 func TestParseCounters(t *testing.T) {
-	data := make([]byte, 16+2*48)
-	copy(data, "TRUTH1")
+	data := make([]byte, 24+2*48)
+	copy(data, "TRUTH2")
 	binary.LittleEndian.PutUint64(data[8:], 2)
-	copy(data[16:], "f")
-	binary.LittleEndian.PutUint64(data[16+32:], 500)
-	binary.LittleEndian.PutUint64(data[16+40:], 5)
-	copy(data[64:], "g")
-	binary.LittleEndian.PutUint64(data[64+32:], 7)
+	binary.LittleEndian.PutUint64(data[16:], 10) // a clock read: 10 ns
+	copy(data[24:], "f")
+	binary.LittleEndian.PutUint64(data[24+32:], 500)
+	binary.LittleEndian.PutUint64(data[24+40:], 5)
+	copy(data[72:], "g")
+	binary.LittleEndian.PutUint64(data[72+32:], 7)
 	s, err := ParseCounters(data)
-	if err != nil || s.Funcs["f"] != 500 || s.Calls["f"] != 5 || s.Funcs["g"] != 7 || len(s.Funcs) != 2 {
+	if err != nil || s.Funcs["f"] != 550 || s.Calls["f"] != 5 || s.Funcs["g"] != 7 || len(s.Funcs) != 2 {
 		t.Fatalf("ParseCounters = %+v, %v", s, err)
 	}
-	for _, bad := range [][]byte{nil, []byte("TRUTH2xxxxxxxxxx"), data[:100]} {
+	for _, bad := range [][]byte{nil, []byte("TRUTH1xxxxxxxxxxxxxxxxxx"), data[:100]} {
 		if _, err := ParseCounters(bad); err == nil {
 			t.Errorf("ParseCounters(%d bytes) accepted", len(bad))
 		}
@@ -72,7 +73,7 @@ func TestParseCounters(t *testing.T) {
 }
 
 func FuzzParseCounters(f *testing.F) {
-	f.Add([]byte("TRUTH1\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"))
+	f.Add([]byte("TRUTH2\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseCounters(data)
