@@ -27,7 +27,8 @@ import (
 //
 // FLAMEDIFF_FIDELITY_SECONDS (default 8) seconds per run,
 // FLAMEDIFF_FIDELITY_SCENARIOS (default: all; names of cputruth.Scenarios),
-// FLAMEDIFF_FIDELITY_CONFIGS (default bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz;
+// FLAMEDIFF_FIDELITY_CONFIGS (default bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz,
+// bpf-fix-99Hz,bpf-fix-499Hz: the BPF sampler with capture.Options.SwitchFix;
 // also bpf-a-99Hz, perf-a-99Hz: per-CPU events). Run with `make
 // bench-fidelity` (root, gcc, perf).
 func BenchmarkFidelity(b *testing.B) {
@@ -48,12 +49,13 @@ func BenchmarkFidelity(b *testing.B) {
 			return !slices.Contains(strings.Split(list, ","), s.Name)
 		})
 	}
-	configs := []fidelityConfig{{"bpf-99Hz", "bpf", 99, false}, {"bpf-499Hz", "bpf", 499, false},
-		{"perf-99Hz", "perf", 99, false}, {"perf-499Hz", "perf", 499, false},
-		{"bpf-a-99Hz", "bpf", 99, true}, {"perf-a-99Hz", "perf", 99, true}}
+	configs := []fidelityConfig{{"bpf-99Hz", "bpf", 99, false, false}, {"bpf-499Hz", "bpf", 499, false, false},
+		{"perf-99Hz", "perf", 99, false, false}, {"perf-499Hz", "perf", 499, false, false},
+		{"bpf-a-99Hz", "bpf", 99, true, false}, {"perf-a-99Hz", "perf", 99, true, false},
+		{"bpf-fix-99Hz", "bpf", 99, false, true}, {"bpf-fix-499Hz", "bpf", 499, false, true}}
 	list := os.Getenv("FLAMEDIFF_FIDELITY_CONFIGS")
 	if list == "" {
-		list = "bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz"
+		list = "bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz,bpf-fix-99Hz,bpf-fix-499Hz"
 	}
 	configs = slices.DeleteFunc(configs, func(c fidelityConfig) bool { return !slices.Contains(strings.Split(list, ","), c.name) })
 	for i := 0; i < b.N; i++ {
@@ -87,6 +89,7 @@ type fidelityConfig struct {
 	sampler string
 	freq    int
 	perCPU  bool
+	fix     bool // capture.Options.SwitchFix
 }
 
 // fidelity is what one run measured.
@@ -122,7 +125,7 @@ func measureFidelity(bin, dir string, sc cputruth.Scenario, c fidelityConfig, wi
 	time.Sleep(500 * time.Millisecond) // past start-up and calibration
 	s := newSampler(c.sampler)
 	ctx := context.Background()
-	if err := s.Start(ctx, p.PID(), capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, WorkDir: dir}); err != nil {
+	if err := s.Start(ctx, p.PID(), capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, SwitchFix: c.fix, WorkDir: dir}); err != nil {
 		return nil, err
 	}
 	before, err := p.Snapshot()

@@ -236,6 +236,14 @@ type Options struct {
 	// (one page with StackCopyNever). Samples that find it full are
 	// dropped and counted in Health.RingbufFull.
 	RingBufferBytes int
+	// SwitchFix (with PerThread; Linux with BTF) corrects what per-thread
+	// cpu-clock events miss at context switches, with a program on the
+	// sched_switch tracepoint: a sample whose timer expired while its
+	// thread was being switched out is taken there instead of about
+	// 10 µs after the next switch-in, and the thread's run time that no
+	// sample stands for (the switches themselves) is sampled at its
+	// switch-outs. See docs/fidelity.md. Health counts what it did.
+	SwitchFix bool
 }
 
 // Count is the number of samples of one thread with one stack.
@@ -295,6 +303,15 @@ type Health struct {
 	// and an insert in interrupt context can fail, mostly on a CPU's first
 	// samples with Options.Kernel. Options.PreallocStacks avoids it.
 	StackNoMem uint64
+	// SwitchDeferred, SwitchOwed and SwitchSkipped count what
+	// Options.SwitchFix did: samples taken at a switch-out because the
+	// thread's sample timer had expired during it (their late timer
+	// sample is skipped), samples taken at a switch-out for run time no
+	// sample stood for, and timer samples skipped (the late ones, and
+	// SwitchSurplus: samples beyond the thread's run time). With
+	// SwitchFix, Samples - SwitchSkipped + SwitchDeferred + SwitchOwed is
+	// what Samples is without it.
+	SwitchDeferred, SwitchOwed, SwitchSkipped, SwitchSurplus uint64
 	// Truncated counts stacks that reached MaxDepth frames: their root
 	// end may be missing.
 	Truncated uint64
@@ -303,4 +320,10 @@ type Health struct {
 	Collisions uint64
 	// Idle counts skipped ticks of the idle task (pid 0).
 	Idle uint64
+}
+
+// Taken is the number of samples taken: Samples, less the timer samples
+// Options.SwitchFix skipped, plus those it took at switch-outs.
+func (h Health) Taken() uint64 {
+	return h.Samples - h.SwitchSkipped + h.SwitchDeferred + h.SwitchOwed
 }

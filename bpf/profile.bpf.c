@@ -16,9 +16,12 @@
 // sp upwards, so that user space can unwind it with the objects' CFI. Such
 // a sample is not counted in `counts`. See doc.go ("Stack copies").
 //
-// Only uapi headers are used (linux-libc-dev, libbpf-dev): no vmlinux.h, no
-// CO-RE. The one kernel structure read is the task's user register frame
-// (uapi struct pt_regs, x86-64 layout), found with bpf_task_pt_regs.
+// Only uapi headers are used (linux-libc-dev, libbpf-dev): no vmlinux.h.
+// The sampling program reads one kernel structure, the task's user register
+// frame (uapi struct pt_regs, x86-64 layout), found with bpf_task_pt_regs.
+// The context-switch program (switch_fix, opt-in) reads a few fields of the
+// scheduler's and perf's structures through CO-RE, declared below with only
+// the fields it reads.
 
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -26,6 +29,7 @@
 #include <linux/errno.h>
 #include <linux/ptrace.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -118,6 +122,10 @@ struct health_counters {
 	__u64 ringbuf_full;  // samples dropped: no room in the samples ring buffer
 	__u64 window_full;   // of copied: the stack goes on above the window
 	__u64 user_regs_err; // no user registers: counted in `counts` instead
+	__u64 switch_deferred; // switch_fix: samples taken at a switch-out whose timer had expired
+	__u64 switch_owed;     // switch_fix: samples taken at a switch-out for CPU no timer sampled
+	__u64 switch_skipped;  // switch_fix: timer samples skipped (deferred ones, and surplus)
+	__u64 switch_surplus;  // switch_fix: of switch_skipped, samples beyond the accounted CPU
 };
 
 // Set by the loader before loading.
@@ -132,6 +140,53 @@ const volatile __u32 task_regs = 0;
 // A copied sample wakes the reader up only when the ring buffer holds this
 // many bytes; the reader also polls on a timer.
 const volatile __u64 wakeup_bytes = 1 << 20;
+// switch_fix (per-thread events only): the events' period in nanoseconds,
+// and how close to expiry a thread's sample timer may be at its switch-out
+// for its next sample to count as deferred (see switch_fix).
+const volatile __u64 period_ns = 0;
+const volatile __s64 defer_slack_ns = 5000;
+
+// The fields switch_fix reads, for CO-RE (the kernel's BTF has the rest).
+struct list_head {
+	struct list_head *next;
+} __attribute__((preserve_access_index));
+struct timerqueue_node {
+	__s64 expires;
+} __attribute__((preserve_access_index));
+struct hrtimer {
+	struct timerqueue_node node;
+} __attribute__((preserve_access_index));
+struct hw_perf_event {
+	struct hrtimer hrtimer;
+	__u64 sample_period;
+} __attribute__((preserve_access_index));
+struct bpf_prog;
+struct perf_event {
+	struct list_head event_entry;
+	struct hw_perf_event hw;
+	struct bpf_prog *prog;
+} __attribute__((preserve_access_index));
+struct perf_event_context {
+	struct list_head event_list;
+	struct perf_event_context *parent_ctx;
+} __attribute__((preserve_access_index));
+struct sched_entity {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+struct task_struct {
+	int pid;
+	int tgid;
+	struct sched_entity se;
+	struct perf_event_context *perf_event_ctxp;
+} __attribute__((preserve_access_index));
+
+// A target thread's accounting for switch_fix.
+struct thread_state {
+	__u64 base;  // sum_exec_runtime when first seen
+	__u64 taken; // samples counted since (timer and switch-out ones)
+	__u32 skip;  // timer samples to skip: a deferred one taken at the switch-out, or surplus
+	__u32 _pad;
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -189,6 +244,13 @@ struct {
 	__type(value, struct health_counters);
 } health SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
 // FNV-1a over the bytes of the first depth frames. Never 0 (0 means "no
 // stack" in count_key).
 static __always_inline __u64 hash_stack(const struct stack *s, __u32 depth)
@@ -232,7 +294,7 @@ static __always_inline void count_errno(__u64 *buckets, long err)
 
 // walk_stack fills st with one stack (bpf_get_stack with flags) and returns
 // its depth, 0 when there is none (failures are counted by errno in errs).
-static __always_inline __u32 walk_stack(struct bpf_perf_event_data *ctx, struct stack *st,
+static __always_inline __u32 walk_stack(void *ctx, struct stack *st,
 					__u64 flags, __u64 *errs, struct health_counters *h)
 {
 	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
@@ -298,11 +360,11 @@ static __always_inline int in_ranges(void *map, __u64 ip)
 
 // user_regs sets r's ip, sp and bp to the user registers of the sampled
 // task: the interrupted registers for a sample taken in user mode, else the
-// task's saved user frame. It returns 0, or -1 when there are none (kernel
+// task's saved user frame (always when ctx is NULL: a switch-out). It returns 0, or -1 when there are none (kernel
 // without bpf_task_pt_regs, a kernel thread, a failed read).
 static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct sample *r)
 {
-	if ((ctx->regs.cs & 3) == 3) {
+	if (ctx && (ctx->regs.cs & 3) == 3) {
 		r->ip = ctx->regs.rip;
 		r->sp = ctx->regs.rsp;
 		r->bp = ctx->regs.rbp;
@@ -328,11 +390,11 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct sam
 // sends r to user space, and returns 1 (the sample is accounted for: copied
 // or dropped). It returns 0 when the sample goes to `counts` as without
 // stack copies.
-static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, struct sample *r,
+static __always_inline int copy_sample(void *ctx, struct bpf_perf_event_data *pctx, struct sample *r,
 				       struct health_counters *h, __u32 udepth)
 {
 	r->flags = 0;
-	if (user_regs(ctx, r)) {
+	if (user_regs(pctx, r)) {
 		h->user_regs_err++;
 		return 0;
 	}
@@ -383,25 +445,13 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, struct s
 	return 1;
 }
 
-SEC("perf_event")
-int profile(struct bpf_perf_event_data *ctx)
+// take_sample takes one sample of the current task: its stacks counted in
+// `counts`, or copied to user space. ctx is the program's context, pctx
+// the perf event's (its interrupted registers), NULL at a switch-out.
+static __always_inline int take_sample(void *ctx, struct bpf_perf_event_data *pctx,
+				       struct health_counters *h, __u32 tgid, __u32 tid)
 {
 	__u32 zero = 0;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u32 tid = (__u32)id;
-
-	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
-	if (!h)
-		return 0;
-	if (tid == 0) {
-		h->idle++;
-		return 0;
-	}
-	if (target_tgid && tgid != target_tgid)
-		return 0;
-	h->samples++;
-
 	struct sample *r = bpf_map_lookup_elem(&scratch_space, &zero);
 	if (!r)
 		return 0;
@@ -416,7 +466,7 @@ int profile(struct bpf_perf_event_data *ctx)
 		r->tgid = tgid;
 		r->tid = tid;
 		__builtin_memcpy(r->comm, key.comm, sizeof(r->comm));
-		if (copy_sample(ctx, r, h, depth))
+		if (copy_sample(ctx, pctx, r, h, depth))
 			return 0;
 	}
 	long err = store_stack(&r->user, depth, h, &key.user_hash);
@@ -455,5 +505,113 @@ stack_dropped:
 		h->stack_map_full++;
 	else
 		h->stack_nomem++;
+	return 0;
+}
+
+SEC("perf_event")
+int profile(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	__u32 tid = (__u32)id;
+
+	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	if (!h)
+		return 0;
+	if (tid == 0) {
+		h->idle++;
+		return 0;
+	}
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	h->samples++;
+	if (period_ns) {
+		struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
+		if (t) {
+			if (t->skip) {
+				t->skip--;
+				h->switch_skipped++;
+				return 0;
+			}
+			t->taken++;
+		}
+	}
+	return take_sample(ctx, ctx, h, tgid, tid);
+}
+
+// sample_timer_left returns how long the sample timer of task's event (the
+// one this program is attached to: a cpu-clock event with a BPF program and
+// period_ns) has left at now, or a large value when none is found.
+static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
+{
+	struct perf_event_context *ctx = BPF_CORE_READ(task, perf_event_ctxp);
+	if (!ctx)
+		return 1LL << 62;
+	struct list_head *head = (void *)ctx + bpf_core_field_offset(struct perf_event_context, event_list);
+	struct list_head *pos = BPF_CORE_READ(ctx, event_list.next);
+	for (int i = 0; i < 4 && pos && pos != head; i++) {
+		struct perf_event *e = (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
+		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns)
+			return BPF_CORE_READ(e, hw.hrtimer.node.expires) - (__s64)now;
+		pos = BPF_CORE_READ(pos, next);
+	}
+	return 1LL << 62;
+}
+
+// switch_fix (with per-thread events): at each switch-out of a target
+// thread, where its per-thread cpu-clock event is stopped, it corrects two
+// things the event cannot see (docs/fidelity.md):
+//   - a sample timer that expired during the switch-out (interrupts off)
+//     fires only about 10 us after the thread's next switch-in, wherever
+//     the thread then is; the sample is taken here instead, in the
+//     blocking call where its period ended, and the late one skipped;
+//   - the scheduler charges the thread for time the event does not count
+//     (the context switch itself): once its run time is a whole period
+//     ahead of the samples taken, a sample is taken here, and when the
+//     samples run a whole period ahead (event time the scheduler does not
+//     charge, such as a hypervisor's steal time), a timer sample is
+//     skipped.
+// It does not apply when perf swaps the contexts of two threads of the
+// target instead of stopping the event (contexts cloned from one parent).
+SEC("tp_btf/sched_switch")
+int switch_fix(__u64 *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+
+	if (!period_ns || BPF_CORE_READ(prev, tgid) != target_tgid)
+		return 0;
+	__u32 zero = 0;
+	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	if (!h)
+		return 0;
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u64 sum = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t) {
+		struct thread_state init = {.base = sum};
+		bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
+		return 0;
+	}
+	struct perf_event_context *pc = BPF_CORE_READ(prev, perf_event_ctxp);
+	struct perf_event_context *nc = BPF_CORE_READ(next, perf_event_ctxp);
+	if (pc && nc && BPF_CORE_READ(pc, parent_ctx) && BPF_CORE_READ(pc, parent_ctx) == BPF_CORE_READ(nc, parent_ctx))
+		return 0; // contexts swapped, the event keeps running
+	__u64 ran = sum - t->base;
+	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
+		t->skip = 1;
+		t->taken++;
+		h->switch_deferred++;
+		return take_sample(ctx, NULL, h, target_tgid, tid);
+	}
+	if (ran >= (t->taken + 1) * period_ns) {
+		t->taken++;
+		h->switch_owed++;
+		return take_sample(ctx, NULL, h, target_tgid, tid);
+	}
+	if (t->taken * period_ns > ran + period_ns && !t->skip) {
+		t->skip = 1;
+		h->switch_surplus++;
+	}
 	return 0;
 }

@@ -23,20 +23,24 @@ type profileCountKey struct {
 }
 
 type profileHealthCounters struct {
-	_            structs.HostLayout
-	Samples      uint64
-	Idle         uint64
-	MapFull      uint64
-	StackMapFull uint64
-	StackNomem   uint64
-	Truncated    uint64
-	Collisions   uint64
-	UserErr      [64]uint64
-	KernelErr    [64]uint64
-	Copied       uint64
-	RingbufFull  uint64
-	WindowFull   uint64
-	UserRegsErr  uint64
+	_              structs.HostLayout
+	Samples        uint64
+	Idle           uint64
+	MapFull        uint64
+	StackMapFull   uint64
+	StackNomem     uint64
+	Truncated      uint64
+	Collisions     uint64
+	UserErr        [64]uint64
+	KernelErr      [64]uint64
+	Copied         uint64
+	RingbufFull    uint64
+	WindowFull     uint64
+	UserRegsErr    uint64
+	SwitchDeferred uint64
+	SwitchOwed     uint64
+	SwitchSkipped  uint64
+	SwitchSurplus  uint64
 }
 
 type profileRanges struct {
@@ -73,6 +77,14 @@ type profileStack struct {
 	Ips   [127]uint64
 }
 
+type profileThreadState struct {
+	_     structs.HostLayout
+	Base  uint64
+	Taken uint64
+	Skip  uint32
+	Pad   uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -84,8 +96,12 @@ const (
 	profileMapSamples      = "samples"
 	profileMapScratchSpace = "scratch_space"
 	profileMapStacks       = "stacks"
+	profileMapThreads      = "threads"
 	profileProgProfile     = "profile"
+	profileProgSwitchFix   = "switch_fix"
+	profileVarDeferSlackNs = "defer_slack_ns"
 	profileVarKernelStacks = "kernel_stacks"
+	profileVarPeriodNs     = "period_ns"
 	profileVarStackCopy    = "stack_copy"
 	profileVarStackPages   = "stack_pages"
 	profileVarTargetTgid   = "target_tgid"
@@ -135,7 +151,8 @@ type profileSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileProgramSpecs struct {
-	Profile *ebpf.ProgramSpec `ebpf:"profile"`
+	Profile   *ebpf.ProgramSpec `ebpf:"profile"`
+	SwitchFix *ebpf.ProgramSpec `ebpf:"switch_fix"`
 }
 
 // profileMapSpecs contains maps before they are loaded into the kernel.
@@ -149,13 +166,16 @@ type profileMapSpecs struct {
 	Samples      *ebpf.MapSpec `ebpf:"samples"`
 	ScratchSpace *ebpf.MapSpec `ebpf:"scratch_space"`
 	Stacks       *ebpf.MapSpec `ebpf:"stacks"`
+	Threads      *ebpf.MapSpec `ebpf:"threads"`
 }
 
 // profileVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileVariableSpecs struct {
+	DeferSlackNs *ebpf.VariableSpec `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.VariableSpec `ebpf:"kernel_stacks"`
+	PeriodNs     *ebpf.VariableSpec `ebpf:"period_ns"`
 	StackCopy    *ebpf.VariableSpec `ebpf:"stack_copy"`
 	StackPages   *ebpf.VariableSpec `ebpf:"stack_pages"`
 	TargetTgid   *ebpf.VariableSpec `ebpf:"target_tgid"`
@@ -190,6 +210,7 @@ type profileMaps struct {
 	Samples      *ebpf.Map `ebpf:"samples"`
 	ScratchSpace *ebpf.Map `ebpf:"scratch_space"`
 	Stacks       *ebpf.Map `ebpf:"stacks"`
+	Threads      *ebpf.Map `ebpf:"threads"`
 }
 
 func (m *profileMaps) Close() error {
@@ -201,6 +222,7 @@ func (m *profileMaps) Close() error {
 		m.Samples,
 		m.ScratchSpace,
 		m.Stacks,
+		m.Threads,
 	)
 }
 
@@ -208,7 +230,9 @@ func (m *profileMaps) Close() error {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profileVariables struct {
+	DeferSlackNs *ebpf.Variable `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.Variable `ebpf:"kernel_stacks"`
+	PeriodNs     *ebpf.Variable `ebpf:"period_ns"`
 	StackCopy    *ebpf.Variable `ebpf:"stack_copy"`
 	StackPages   *ebpf.Variable `ebpf:"stack_pages"`
 	TargetTgid   *ebpf.Variable `ebpf:"target_tgid"`
@@ -220,12 +244,14 @@ type profileVariables struct {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profilePrograms struct {
-	Profile *ebpf.Program `ebpf:"profile"`
+	Profile   *ebpf.Program `ebpf:"profile"`
+	SwitchFix *ebpf.Program `ebpf:"switch_fix"`
 }
 
 func (p *profilePrograms) Close() error {
 	return _ProfileClose(
 		p.Profile,
+		p.SwitchFix,
 	)
 }
 

@@ -40,6 +40,7 @@ type Profiler struct {
 	mu      sync.Mutex
 	objs    *profileObjects // nil once closed
 	events  []perfEvent     // open perf events, nil before Start
+	fix     link.Link       // switch_fix on sched_switch, nil without SwitchFix or before Start
 	running bool
 	reading bool // a ReadSamples runs
 }
@@ -88,6 +89,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("bpf: frequency %d Hz negative", o.FrequencyHz)
 	case o.PerThread && o.PID == 0:
 		return fmt.Errorf("bpf: per-thread events need a target pid")
+	case o.SwitchFix && !o.PerThread:
+		return fmt.Errorf("bpf: the switch fix corrects per-thread events: it needs PerThread")
 	case o.MaxStacks < 0 || o.MaxStacks > 1<<24:
 		return fmt.Errorf("bpf: max stacks %d out of range [0, %d]", o.MaxStacks, 1<<24)
 	}
@@ -156,11 +159,18 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	if opts.StackCopy != StackCopyNever && taskRegsAvailable() {
 		taskRegs = 1
 	}
+	period := uint64(0)
+	if opts.SwitchFix {
+		// The kernel turns a cpu-clock frequency into this fixed period
+		// (perf_swevent_init_hrtimer).
+		period = uint64(time.Second) / uint64(opts.FrequencyHz)
+	}
 	for name, v := range map[string]any{
 		profileVarStackCopy:   uint32(opts.StackCopy),
 		profileVarStackPages:  uint32(opts.StackPages),
 		profileVarTaskRegs:    taskRegs,
 		profileVarWakeupBytes: uint64(opts.RingBufferBytes / 4),
+		profileVarPeriodNs:    period,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("bpf: load profiler: set %s: %w", name, err)
@@ -177,14 +187,32 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 		spec.Maps[profileMapStacks].Flags &^= unix.BPF_F_NO_PREALLOC
 	}
 
+	load := func(objs *profileObjects) error {
+		if opts.SwitchFix {
+			return spec.LoadAndAssign(objs, copts)
+		}
+		// Without the switch fix its program (which needs the kernel's
+		// BTF for CO-RE) is not loaded at all.
+		var base struct {
+			profileMaps
+			Profile *ebpf.Program `ebpf:"profile"`
+		}
+		err := spec.LoadAndAssign(&base, copts)
+		objs.profileMaps, objs.Profile = base.profileMaps, base.Profile
+		return err
+	}
 	var objs profileObjects
-	err := spec.LoadAndAssign(&objs, copts)
+	err := load(&objs)
 	if ve := (*ebpf.VerifierError)(nil); errors.As(err, &ve) && strings.Contains(strings.Join(ve.Log, "\n"), "preallocated") {
 		spec.Maps[profileMapStacks].Flags &^= unix.BPF_F_NO_PREALLOC
-		err = spec.LoadAndAssign(&objs, copts)
+		err = load(&objs)
 	}
 	if err != nil {
-		return nil, classify("bpf: load profiler", err)
+		ctx := "bpf: load profiler"
+		if opts.SwitchFix {
+			ctx = "bpf: load profiler with the switch fix (needs the kernel's BTF)"
+		}
+		return nil, classify(ctx, err)
 	}
 	return &objs, nil
 }
@@ -252,6 +280,13 @@ func (p *Profiler) Start() error {
 		if err := p.open(); err != nil {
 			return err
 		}
+	}
+	if p.objs.SwitchFix != nil && p.fix == nil {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p.objs.SwitchFix})
+		if err != nil {
+			return errors.Join(classify("bpf: start: attach the switch fix to sched_switch", err), p.closeEvents())
+		}
+		p.fix = l
 	}
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
@@ -386,6 +421,14 @@ func (p *Profiler) stop() error {
 		return nil
 	}
 	var errs []error
+	// The switch fix first: it takes samples at switch-outs, which must
+	// end with the window.
+	if p.fix != nil {
+		if err := p.fix.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bpf: stop: detach the switch fix: %w", err))
+		}
+		p.fix = nil
+	}
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_DISABLE, 0); err != nil {
 			errs = append(errs, fmt.Errorf("bpf: stop: disable perf event on %s: %w", ev.where, err))
@@ -410,6 +453,12 @@ func (p *Profiler) closeEvents() error {
 	}
 	p.events = nil
 	p.running = false
+	if p.fix != nil {
+		if err := p.fix.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bpf: close the switch fix's link: %w", err))
+		}
+		p.fix = nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -519,6 +568,10 @@ func (p *Profiler) Health() (Health, error) {
 		h.RingbufFull += c.RingbufFull
 		h.WindowFull += c.WindowFull
 		h.UserRegsErrors += c.UserRegsErr
+		h.SwitchDeferred += c.SwitchDeferred
+		h.SwitchOwed += c.SwitchOwed
+		h.SwitchSkipped += c.SwitchSkipped
+		h.SwitchSurplus += c.SwitchSurplus
 		for errno, n := range c.UserErr {
 			if n != 0 {
 				h.UserStackErrors[int64(errno)] += n

@@ -123,7 +123,8 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 		_ = syms.Close()
 		return fmt.Errorf("bpf sampler: %w", err)
 	}
-	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc}
+	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
+		SwitchFix: opts.SwitchFix && !opts.SystemWide}
 	prof, err := bpf.Load(bopts)
 	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
 		// The default asks for copies where they work: frame pointers
@@ -213,7 +214,7 @@ func (b *BPF) SamplesSoFar() int64 {
 	if err != nil {
 		return 0
 	}
-	return int64(h.Samples)
+	return int64(h.Taken())
 }
 
 // Stop implements Sampler: it stops counting, reads the counts, symbolises
@@ -284,7 +285,7 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	}
 	prof.Unit = fold.UnitSamples
 	prof.Event = DefaultEvent
-	res := &Result{Profile: prof, Samples: int64(health.Samples), Lost: int64(health.MapFull + health.RingbufFull), Sampler: "bpf"}
+	res := &Result{Profile: prof, Samples: int64(health.Taken()), Lost: int64(health.MapFull + health.RingbufFull), Sampler: "bpf"}
 	res.Health = healthMap(health)
 	res.Unwind = &fold.Unwind{Method: "fp", StackCopy: r.stackCopy.String()}
 	if r.copies != nil {
@@ -357,6 +358,9 @@ func healthMap(h bpf.Health) map[string]uint64 {
 		"samples": h.Samples, "map_full": h.MapFull, "stack_map_full": h.StackMapFull,
 		"stack_nomem": h.StackNoMem, "collisions": h.Collisions, "truncated": h.Truncated,
 		"copied": h.Copied, "ringbuf_full": h.RingbufFull, "window_full": h.WindowFull, "user_regs_errors": h.UserRegsErrors,
+	}
+	if h.SwitchDeferred+h.SwitchOwed+h.SwitchSkipped > 0 {
+		m["switch_deferred"], m["switch_owed"], m["switch_skipped"], m["switch_surplus"] = h.SwitchDeferred, h.SwitchOwed, h.SwitchSkipped, h.SwitchSurplus
 	}
 	for kind, errs := range map[string]map[int64]uint64{"user": h.UserStackErrors, "kernel": h.KernelStackErrors} {
 		var total uint64

@@ -86,6 +86,11 @@ type Options struct {
 	// ThreadRootSymbols), "always"; DefaultStackCopy when "". The perf
 	// sampler ignores it (see CallGraph).
 	StackCopy string
+	// SwitchFix has the BPF sampler correct what per-thread events miss
+	// at context switches (bpf.Options.SwitchFix, docs/fidelity.md). It
+	// needs per-thread events (not SystemWide); the perf sampler ignores
+	// it.
+	SwitchFix bool
 }
 
 // Result is what one sampling window produced.
