@@ -64,6 +64,11 @@ type Config struct {
 	// with the CFI of the mapped objects, through code without frame
 	// pointers. The perf sampler ignores it.
 	StackCopy string
+	// SwitchFix has the BPF sampler correct what per-thread events miss
+	// at context switches (capture.Options.SwitchFix, docs/fidelity.md);
+	// it needs the BPF sampler's per-thread events (not PerCPU, not
+	// Sampler perf).
+	SwitchFix bool
 	// Kernel keeps kernel frames; else samples in the kernel count for
 	// their user-space caller.
 	Kernel bool
@@ -174,6 +179,8 @@ func (c Config) Validate() error {
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
+	case c.SwitchFix && (c.Sampler == "perf" || c.PerCPU || cg.Method == capture.CallGraphDwarf):
+		msg = "SwitchFix corrects the BPF sampler's per-thread events: it needs Sampler bpf or auto, not PerCPU, no CallGraph dwarf"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
 		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
 	case c.Socket != "" && c.DSN != "":

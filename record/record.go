@@ -223,6 +223,12 @@ func chooseSampler(c Config) (name, why string, err error) {
 	if c.Event == "cycles" {
 		return "perf", "auto: --event cycles needs perf (the BPF sampler uses cpu-clock)", capture.CheckPerf()
 	}
+	if c.SwitchFix {
+		if err := capture.CheckBPF(); err != nil {
+			return "", "", &FieldError{Field: FieldSampler, Value: "bpf", Err: err}
+		}
+		return "bpf", "auto: bpf (the switch fix corrects the BPF sampler's events)", nil
+	}
 	berr := capture.CheckBPF()
 	if berr == nil {
 		return "bpf", "auto: bpf (the kernel and privileges allow it: stacks counted in the kernel, no perf binary or perf.data)", nil

@@ -178,7 +178,7 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		return err
 	}
 	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, SwitchFix: c.SwitchFix, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
 		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
 	}); err != nil {
 		return fmt.Errorf("record: %w", err)

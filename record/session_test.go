@@ -19,6 +19,7 @@ import (
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cputruth"
 	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/workload/procstat"
@@ -308,6 +309,38 @@ func TestRunUnwindRecorded(t *testing.T) {
 			t.Errorf("always: %d copied + %d dropped of %d samples, objects %+v, window %d: want every sample copied, objects and a window",
 				copied, m.SamplerHealth["ringbuf_full"], m.SamplerHealth["samples"], u.Objects, u.WindowBytes)
 		}
+	}
+}
+
+// SwitchFix reaches the BPF sampler: a thread that blocks every 150 µs
+// gets samples taken at its switch-outs, counted in run.json's
+// sampler_health, and the samples stand for the CPU accounted.
+func TestRunSwitchFix(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed: the test builds its program")
+	}
+	dir := t.TempDir()
+	bin, err := cputruth.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cputruth.Start(bin, dir, cputruth.Scenarios[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	out := filepath.Join(dir, "run")
+	if _, err := Run(context.Background(), Config{SwitchFix: true, Freq: 499, Target: Target{PID: p.PID()}, Duration: 2 * time.Second, Out: out}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, out)
+	h := m.SamplerHealth
+	if m.Sampler != "bpf" || h["switch_owed"] == 0 || h["switch_deferred"] == 0 || h["switch_skipped"] < h["switch_deferred"] {
+		t.Errorf("sampler %s, health %v: want samples taken at switch-outs (owed and deferred) and the late ones skipped", m.Sampler, h)
+	}
+	if r := m.SampledCPUSeconds / m.CPUSeconds(); r < 0.95 || r > 1.05 {
+		t.Errorf("sampled %.3f s of %.3f s accounted (%.3f): want within 5%% (/proc's tick-based accounting)", m.SampledCPUSeconds, m.CPUSeconds(), r)
 	}
 }
 
