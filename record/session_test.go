@@ -314,7 +314,7 @@ func TestRunUnwindRecorded(t *testing.T) {
 
 // SwitchFix reaches the BPF sampler: a thread that blocks every 150 µs
 // gets samples taken at its switch-outs, counted in run.json's
-// sampler_health, and the samples stand for the CPU accounted.
+// sampler_health.
 func TestRunSwitchFix(t *testing.T) {
 	recordtest.RequireSampler(t, "bpf")
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -339,9 +339,9 @@ func TestRunSwitchFix(t *testing.T) {
 	if m.Sampler != "bpf" || h["switch_owed"] == 0 || h["switch_deferred"] == 0 || h["switch_skipped"] < h["switch_deferred"] {
 		t.Errorf("sampler %s, health %v: want samples taken at switch-outs (owed and deferred) and the late ones skipped", m.Sampler, h)
 	}
-	if r := m.SampledCPUSeconds / m.CPUSeconds(); r < 0.95 || r > 1.05 {
-		t.Errorf("sampled %.3f s of %.3f s accounted (%.3f): want within 5%% (/proc's tick-based accounting)", m.SampledCPUSeconds, m.CPUSeconds(), r)
-	}
+	// How well the samples stand for the CPU is capture.TestSwitchFixTruth's
+	// (against schedstat: /proc's tick-based figures here are too coarse
+	// for a 2 s window).
 }
 
 // run.json records the call graph perf used, method and stack size, and the
