@@ -98,7 +98,9 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		{name: "bpf-never-99Hz", freq: 99, bpf: true, stackCopy: "never"}, {name: "bpf-never-499Hz", freq: 499, bpf: true, stackCopy: "never"},
 		{name: "bpf-auto-99Hz", freq: 99, bpf: true, stackCopy: "auto"}, {name: "bpf-auto-499Hz", freq: 499, bpf: true, stackCopy: "auto"},
 		{name: "bpf-always-99Hz", freq: 99, bpf: true, stackCopy: "always"}, {name: "bpf-always-499Hz", freq: 499, bpf: true, stackCopy: "always"},
-		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"}}
+		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"},
+		// Sampling fidelity (#15): the switch fix's sched_switch program.
+		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true}}
 	configs := pick(all, os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).
@@ -162,6 +164,7 @@ type config struct {
 	bpf       bool
 	stackCopy string // BPF stack copies: "" (the default), never, auto, always
 	callGraph string // perf: "" (fp) or dwarf
+	switchFix bool   // BPF: capture.Options.SwitchFix
 }
 
 // pick returns the configurations named in the comma-separated list
@@ -236,7 +239,7 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 		if c.bpf {
 			sampler = capture.NewBPF()
 		}
-		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy}
+		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix}
 		if err := sampler.Start(context.Background(), srv.PID, o); err != nil {
 			return 0, cs, err
 		}

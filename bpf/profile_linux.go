@@ -597,8 +597,10 @@ func EnableStats() (io.Closer, error) {
 	return c, nil
 }
 
-// RunTime returns the program's total run time and run count as counted by
-// the kernel while statistics were enabled (EnableStats), and true; or
+// RunTime returns the programs' total run time and run count (the sampling
+// program's and, with Options.SwitchFix, the switch program's, which runs
+// at every context switch) as counted by the kernel while statistics were
+// enabled (EnableStats), and true; or
 // (0, 0, false) when none were counted (statistics off) or the profiler is
 // closed.
 func (p *Profiler) RunTime() (time.Duration, uint64, bool) {
@@ -610,6 +612,14 @@ func (p *Profiler) RunTime() (time.Duration, uint64, bool) {
 	st, err := p.objs.Profile.Stats()
 	if err != nil || st.RunCount == 0 {
 		return 0, 0, false
+	}
+	if p.objs.SwitchFix != nil {
+		// The switch fix runs at every context switch of the machine
+		// (it returns at once for other processes): its time counts.
+		if fs, err := p.objs.SwitchFix.Stats(); err == nil {
+			st.Runtime += fs.Runtime
+			st.RunCount += fs.RunCount
+		}
 	}
 	return st.Runtime, st.RunCount, true
 }
