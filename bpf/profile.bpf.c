@@ -545,11 +545,11 @@ int profile(struct bpf_perf_event_data *ctx)
 // period_ns) has left at now, or a large value when none is found.
 static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
 {
-	struct perf_event_context *ctx = BPF_CORE_READ(task, perf_event_ctxp);
+	struct perf_event_context *ctx = task->perf_event_ctxp;
 	if (!ctx)
 		return 1LL << 62;
-	struct list_head *head = (void *)ctx + bpf_core_field_offset(struct perf_event_context, event_list);
-	struct list_head *pos = BPF_CORE_READ(ctx, event_list.next);
+	struct list_head *head = &ctx->event_list;
+	struct list_head *pos = ctx->event_list.next;
 	for (int i = 0; i < 4 && pos && pos != head; i++) {
 		struct perf_event *e = (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
 		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns)
@@ -579,23 +579,25 @@ int switch_fix(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
 
-	if (!period_ns || BPF_CORE_READ(prev, tgid) != target_tgid)
+	// current is prev here: the cheapest test for the many switches of
+	// other processes.
+	if (!period_ns || bpf_get_current_pid_tgid() >> 32 != target_tgid)
 		return 0;
 	__u32 zero = 0;
 	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
 	if (!h)
 		return 0;
-	__u32 tid = BPF_CORE_READ(prev, pid);
-	__u64 sum = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	__u32 tid = prev->pid;
+	__u64 sum = prev->se.sum_exec_runtime;
 	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t) {
 		struct thread_state init = {.base = sum};
 		bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
 		return 0;
 	}
-	struct perf_event_context *pc = BPF_CORE_READ(prev, perf_event_ctxp);
-	struct perf_event_context *nc = BPF_CORE_READ(next, perf_event_ctxp);
-	if (pc && nc && BPF_CORE_READ(pc, parent_ctx) && BPF_CORE_READ(pc, parent_ctx) == BPF_CORE_READ(nc, parent_ctx))
+	struct perf_event_context *pc = prev->perf_event_ctxp;
+	struct perf_event_context *nc = next->perf_event_ctxp;
+	if (pc && nc && pc->parent_ctx && pc->parent_ctx == nc->parent_ctx)
 		return 0; // contexts swapped, the event keeps running
 	__u64 ran = sum - t->base;
 	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
