@@ -158,6 +158,10 @@ type Capture struct {
 	// Events is "thread" (events on the server's threads) or "cpu" (one
 	// per CPU, record --per-cpu).
 	Events string
+	// SwitchFix is record --switch-fix: the BPF sampler corrects what
+	// per-thread events miss at context switches (experimental,
+	// docs/fidelity.md). It needs the BPF sampler and events: thread.
+	SwitchFix bool
 }
 
 // Base returns the base server: the one marked base, or the only one.
@@ -280,7 +284,7 @@ var (
 	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
 	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
 	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
-	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events"}
+	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
 )
 
 func (p *configParser) parse(data []byte) {
@@ -636,6 +640,13 @@ func (p *configParser) capture(n *yaml.Node) {
 				p.errorf(v, didYouMean(s, EventScopes, "known event scopes"), "capture: unknown events %q", s)
 			}
 			c.Events = s
+		}
+	}
+	if v, ok := keys["switch_fix"]; ok {
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.SwitchFix) != nil {
+			p.errorf(v, "write true (record --switch-fix) or false", "capture: switch_fix must be true or false, found %s", kindName(v))
+		} else if c.SwitchFix && (c.Sampler == "perf" || c.Events == "cpu" || strings.HasPrefix(c.CallGraph, "dwarf")) {
+			p.errorf(v, "use sampler: bpf or auto with events: thread, or drop switch_fix", "capture: switch_fix corrects the BPF sampler's per-thread events")
 		}
 	}
 }

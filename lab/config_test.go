@@ -117,6 +117,15 @@ func TestParseConfigCallGraphSize(t *testing.T) {
 
 // TestParseConfigErrors checks each mistake is reported at its line and
 // column with a fix.
+// capture.switch_fix reaches the config (and the matrix passes it to
+// record.Config.SwitchFix).
+func TestParseConfigSwitchFix(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader("servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_point_select}]\ncapture: {switch_fix: true}\n"), "c.yaml")
+	if err != nil || !c.Capture.SwitchFix {
+		t.Fatalf("ParseConfig: %+v, %v; want SwitchFix", c, err)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	const okServers = "servers: [{label: a, path: /usr/sbin/mariadbd}]\n"
 	const okWorkloads = "workloads: [{test: oltp_point_select}]\n"
@@ -197,6 +206,10 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: auto or fp with bpf)`}},
 		{"bpf with dwarf", okServers + okWorkloads + "capture: {sampler: bpf, call_graph: dwarf}\n",
 			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: auto or fp with bpf)`}},
+		{"switch fix with perf", okServers + okWorkloads + "capture: {sampler: perf, switch_fix: true}\n",
+			[]string{`c.yaml:3:39: capture: switch_fix corrects the BPF sampler's per-thread events (fix: use sampler: bpf or auto with events: thread, or drop switch_fix)`}},
+		{"switch fix not a bool", okServers + okWorkloads + "capture: {switch_fix: often}\n",
+			[]string{`c.yaml:3:23: capture: switch_fix must be true or false, found "often" (fix: write true (record --switch-fix) or false)`}},
 		{"empty roots", okServers + okWorkloads + "roots: []\n",
 			[]string{"c.yaml:3:8: roots must be a non-empty list, found an empty list"}},
 		{"map not a string", okServers + okWorkloads + "map: [a]\n",

@@ -279,6 +279,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		Freq:       c.Frequency,
 		CallGraph:  c.CallGraph,
 		StackCopy:  c.StackCopy,
+		SwitchFix:  c.SwitchFix,
 		PerCPU:     c.Events == "cpu",
 		Warmup:     w.Warmup,
 		Margin:     margin,
