@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -35,14 +34,8 @@ func BenchmarkFidelity(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root: samples with perf and BPF")
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		b.Skip("gcc not installed: the benchmark builds its programs")
-	}
 	secs := envInt("FLAMEDIFF_FIDELITY_SECONDS", 8)
-	bin, err := cputruth.Build(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	bin, _ := cputruth.BuildT(b)
 	scenarios := cputruth.Scenarios
 	if list := os.Getenv("FLAMEDIFF_FIDELITY_SCENARIOS"); list != "" {
 		scenarios = slices.DeleteFunc(slices.Clone(scenarios), func(s cputruth.Scenario) bool {

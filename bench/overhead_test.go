@@ -235,10 +235,11 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 		return 0, cs, err
 	}
 	if freq > 0 {
-		sampler = capture.NewPerf()
+		name := "perf"
 		if c.bpf {
-			sampler = capture.NewBPF()
+			name = "bpf"
 		}
+		sampler = newSampler(name)
 		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix}
 		if err := sampler.Start(context.Background(), srv.PID, o); err != nil {
 			return 0, cs, err

@@ -4,7 +4,6 @@ package capture
 
 import (
 	"context"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -24,24 +23,13 @@ import (
 // work (docs/fidelity.md, "Corrections").
 func TestSwitchFixTruth(t *testing.T) {
 	requireBPF(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed: the test builds its program")
-	}
-	dir := t.TempDir()
-	bin, err := cputruth.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, dir := cputruth.BuildT(t)
 	for _, sc := range cputruth.Scenarios {
 		if sc.Name != "bursty-50us-100us" && sc.Name != "pingpong-30us-60us" {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
-			p, err := cputruth.Start(bin, dir, sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Stop()
+			p := cputruth.StartT(t, bin, dir, sc)
 			time.Sleep(300 * time.Millisecond)
 			s := NewBPF()
 			ctx := context.Background()

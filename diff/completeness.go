@@ -74,12 +74,11 @@ func StackCompleteness(p *fold.Profile, isThreadRoot func(string) bool) Complete
 // flamediff name one, "[libc.so.6]", and whether frame is one; "[unknown]"
 // and perf's "[[vdso]]" or "[[stack]]" are not objects.
 func unresolvedObject(frame string) (string, bool) {
-	obj, ok := strings.CutPrefix(frame, "[")
-	if !ok {
+	if !IsUnresolved(frame) {
 		return "", false
 	}
-	obj, ok = strings.CutSuffix(obj, "]")
-	if !ok || obj == "" || obj == "unknown" || strings.ContainsAny(obj, "[]") {
+	obj := frame[1 : len(frame)-1]
+	if obj == "" || obj == "unknown" || strings.ContainsAny(obj, "[]") {
 		return "", false
 	}
 	return obj, true

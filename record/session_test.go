@@ -317,19 +317,8 @@ func TestRunUnwindRecorded(t *testing.T) {
 // sampler_health.
 func TestRunSwitchFix(t *testing.T) {
 	recordtest.RequireSampler(t, "bpf")
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed: the test builds its program")
-	}
-	dir := t.TempDir()
-	bin, err := cputruth.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := cputruth.Start(bin, dir, cputruth.Scenarios[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	bin, dir := cputruth.BuildT(t)
+	p := cputruth.StartT(t, bin, dir, cputruth.Scenarios[1])
 	out := filepath.Join(dir, "run")
 	if _, err := Run(context.Background(), Config{SwitchFix: true, Freq: 499, Target: Target{PID: p.PID()}, Duration: 2 * time.Second, Out: out}, nil); err != nil {
 		t.Fatal(err)

@@ -21,17 +21,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
 //go:embed csrc/truth.c
 var source []byte
-
-// Source is the C source of the program.
-func Source() []byte { return source }
 
 // Scenario is one way to run the program.
 type Scenario struct {
@@ -68,6 +65,33 @@ func Build(dir string) (string, error) {
 		return "", fmt.Errorf("gcc: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// BuildT builds the program in a temporary directory of tb for a test or
+// a benchmark, which it skips when gcc is not installed, and returns the
+// program and the directory.
+func BuildT(tb testing.TB) (bin, dir string) {
+	tb.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		tb.Skip("gcc not installed: the test builds its program")
+	}
+	dir = tb.TempDir()
+	bin, err := Build(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bin, dir
+}
+
+// StartT starts bin with scenario sc for tb and stops it when tb ends.
+func StartT(tb testing.TB, bin, dir string, sc Scenario) *Program {
+	tb.Helper()
+	p, err := Start(bin, dir, sc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(p.Stop)
+	return p
 }
 
 // Program is a running truth program.
@@ -231,14 +255,4 @@ func (s *Snapshot) Share(fn string) float64 {
 		return 0
 	}
 	return 100 * float64(s.Funcs[fn]) / float64(t)
-}
-
-// ThreadNames returns the names of the threads, sorted.
-func (s *Snapshot) ThreadNames() []string {
-	var out []string
-	for k := range s.Threads {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,7 +2,6 @@ package cputruth
 
 import (
 	"encoding/binary"
-	"os/exec"
 	"testing"
 	"time"
 )
@@ -12,19 +11,8 @@ import (
 // run time, and work_b for three times work_a's share in the thread that
 // runs both (plus all of the other thread's).
 func TestSteadyTruth(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed: the test builds its program")
-	}
-	dir := t.TempDir()
-	bin, err := Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Start(bin, dir, Scenarios[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	bin, dir := BuildT(t)
+	p := StartT(t, bin, dir, Scenarios[0])
 	before, err := p.Snapshot()
 	if err != nil {
 		t.Fatal(err)
