@@ -179,8 +179,8 @@ func (c Config) Validate() error {
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
-	case c.SwitchFix && (c.Sampler == "perf" || c.PerCPU || cg.Method == capture.CallGraphDwarf):
-		msg = "SwitchFix corrects the BPF sampler's per-thread events: it needs Sampler bpf or auto, not PerCPU, no CallGraph dwarf"
+	case c.SwitchFix && (c.Sampler == "perf" || c.PerCPU || cg.Method == capture.CallGraphDwarf || c.Event == "cycles"):
+		msg = "SwitchFix corrects the BPF sampler's per-thread events: it needs Sampler bpf or auto, not PerCPU, no CallGraph dwarf, no Event cycles"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
 		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
 	case c.Socket != "" && c.DSN != "":

@@ -34,6 +34,7 @@ func TestValidate(t *testing.T) {
 		{"switch fix", func(c *Config) { c.SwitchFix = true }, ""},
 		{"switch fix per-CPU", func(c *Config) { c.SwitchFix, c.PerCPU = true, true }, "SwitchFix corrects the BPF sampler's per-thread events"},
 		{"switch fix with perf", func(c *Config) { c.SwitchFix, c.Sampler = true, "perf" }, "SwitchFix corrects"},
+		{"switch fix with cycles", func(c *Config) { c.SwitchFix, c.Event = true, "cycles" }, "SwitchFix corrects"},
 		{"dwarf with a size", func(c *Config) { c.Sampler, c.CallGraph = "perf", "dwarf,16384" }, ""},
 		{"dwarf size above perf's", func(c *Config) { c.CallGraph = "dwarf,1000000" }, `CallGraph "dwarf,1000000": stack size 1000000: want 8 to 65528 bytes`},
 		{"dwarf size not a multiple of 8", func(c *Config) { c.CallGraph = "dwarf,4100" }, "use 4104"},

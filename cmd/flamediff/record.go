@@ -122,8 +122,8 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
 	case o.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
-	case o.SwitchFix && (o.Sampler == "perf" || o.PerCPU || cg.Method == capture.CallGraphDwarf):
-		return usageError("--switch-fix corrects the BPF sampler's per-thread events: drop --sampler perf, --per-cpu and --call-graph dwarf")
+	case o.SwitchFix && (o.Sampler == "perf" || o.PerCPU || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
+		return usageError("--switch-fix corrects the BPF sampler's per-thread events: drop --sampler perf, --per-cpu, --call-graph dwarf and --event cycles")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
 		return usageError("--warmup, --duration and --margin cannot be negative")
 	case len(o.Workload) == 0 && o.Duration == 0:
