@@ -211,9 +211,13 @@ func TestBrowser(t *testing.T) {
 		if len(wantIdx) != 3 || math.Abs(wantShare-70) > 1e-9 {
 			t.Fatalf("test profile changed: %d matches, %.2f%%; want 3 and 70%% (ha_commit_trans inside trans_commit_stmt counts once)", len(wantIdx), wantShare)
 		}
+		// Subscribe before pressing the key: the prompt is modal, so the key
+		// event does not return until someone answers it, and a subscription
+		// made later (in the goroutine, under load) missed it and hung the test.
+		dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 		prompts := make(chan string, 1)
 		go func() {
-			for ev, err := range chromedp.Events(ctx, page.JavascriptDialogOpening) {
+			for ev, err := range dialogs {
 				if err != nil {
 					return
 				}
@@ -222,8 +226,10 @@ func TestBrowser(t *testing.T) {
 				return
 			}
 		}()
-		if err := chromedp.Do(ctx, chromedp.KeyEvent("f", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
-			t.Fatal(err)
+		keyCtx, cancelKey := context.WithTimeout(ctx, 30*time.Second)
+		defer cancelKey()
+		if err := chromedp.Do(keyCtx, chromedp.KeyEvent("f", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+			t.Fatalf("Ctrl-F: %v (a prompt nobody answered keeps the key event waiting)", err)
 		}
 		select {
 		case msg := <-prompts:
