@@ -32,36 +32,11 @@ type BenchOptions struct {
 func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
 	opts := &BenchOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "bench -c CONFIG [--out DIR] [--repeat N]",
-		Short: "Run sysbench against several server versions, capture each, and write the comparison report",
-		Long: `Bench is the version lab: for every server of the config (an installed
-mariadbd, or a MariaDB fetched from a Debian suite into the cache) it
-bootstraps a private datadir, starts the server on a unix socket, prepares
-sysbench's tables, and measures every workload under 'flamediff record'
-(--repeat times, the versions interleaved in every round so that drift of
-the machine does not favour one). Then it writes the report to --out:
-index.html (tables and flame graphs), report.md (to paste into a post),
-report.json (every figure), the run directories (runs/WORKLOAD/VERSION/N)
-and the flame graphs (svg/), and prints a summary.
-
-The report gives rQPS (QPS relative to the base version), CPU, context
-switches, reads and writes per operation, the subtree breakdown of each
-root with renamed functions aligned by the symbol map, the attribution of
-the change in CPU per operation to subsystems, and with --repeat 2 or more
-whether each difference is larger than the noise between repeats (Welch's
-t-test and a permutation test, with p-values).
-
-A server that cannot be fetched, fails to start or dies is reported with the
-tail of its error log; the other versions still run. Nothing outside the
-cache (--cache) and --out is changed, and no server or sampler is left
-running whatever the way out (Ctrl-C included: the report is still written
-from the runs that finished).`,
-		Example: `  # The demo matrix: 10.5 and 11.8 fetched from Debian, 10.11 installed.
-  flamediff bench -c examples/lab/demo.yaml --out out/demo
-  # Three repeats of each measurement, with significance tests.
-  flamediff bench -c my-lab.yaml --repeat 3 --out out/lab3
-  xdg-open out/lab3/index.html`,
-		Args: cobra.NoArgs,
+		Use:     "bench -c CONFIG [--out DIR] [--repeat N]",
+		Short:   "Run sysbench against several server versions, capture each, and write the comparison report",
+		Long:    helpLong("bench"),
+		Example: helpExample("bench"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return err

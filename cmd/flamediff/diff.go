@@ -29,24 +29,10 @@ type DiffOptions struct {
 func newDiffCmd(s *streams, runF func(*DiffOptions) error) *cobra.Command {
 	opts := &DiffOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "diff [flags] BASE TARGET [TARGET...]",
-		Short: "Compare function and subsystem shares and CPU per operation between versions",
-		Long: `Compare a base profile with one or more targets, after mapping renamed
-functions onto one canonical name (--map): per function and per subsystem
-the share in each profile, the difference in percentage points (pp) against
-the base and the ratio; functions found in one profile only (often a rename
-the map lacks); and, when every profile is a run directory whose run.json
-has cpu_seconds and operations, CPU microseconds per operation (cpu/o),
-QPS relative to the base (rQPS) and the change in cpu/o split among
-subsystems.
-
-Functions are sorted by their largest change in inclusive share.`,
-		Example: `  flamediff diff testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff diff --map examples/symbolmaps/mariadb.yaml --root mysqld_stmt_execute --depth 2 \
-      testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff diff --map examples/symbolmaps/mariadb.yaml --format markdown --top 20 \
-      testdata/runs/mariadb-10.5-update-index testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff diff --format json -o diff.json 10.11.folded 11.8.folded`,
+		Use:     "diff [flags] BASE TARGET [TARGET...]",
+		Short:   "Compare function and subsystem shares and CPU per operation between versions",
+		Long:    helpLong("diff"),
+		Example: helpExample("diff"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usageError("diff takes a BASE and at least one TARGET profile, got %s", names.Plural(len(args), "argument"))

@@ -24,22 +24,10 @@ type FoldOptions struct {
 func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
 	opts := &FoldOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "fold [flags] [FILE...]",
-		Short: "Fold stacks (perf script, folded, bcc, pprof) into folded stacks or pprof",
-		Long: `Fold reads perf script text, folded stacks (also bcc profile -f output) or
-pprof protobuf, detected from the input and gunzipped when needed, and writes
-folded stacks ("frame;frame;frame count", root first) or pprof.
-
-For perf script input the output is byte for byte what stackcollapse-perf.pl
-prints with the same flags, so it can replace it in front of flamegraph.pl,
-inferno or speedscope. Like the Perl script, counts are the sum of the sample
-periods when perf script prints them (cpu-clock: nanoseconds), else samples.
-
-With several files, their stacks are merged. Without a file, fold reads stdin.`,
-		Example: `  perf script | flamediff fold > out.folded
-  flamediff fold --tid perf.script.gz -o stacks.folded
-  flamediff fold --format pprof -o profile.pb.gz perf.script
-  go tool pprof -top profile.pb.gz`,
+		Use:     "fold [flags] [FILE...]",
+		Short:   "Fold stacks (perf script, folded, bcc, pprof) into folded stacks or pprof",
+		Long:    helpLong("fold"),
+		Example: helpExample("fold"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			if err := distinctInputs(args...); err != nil {

@@ -30,20 +30,10 @@ type HTMLOptions struct {
 func newHTMLCmd(s *streams, runF func(*HTMLOptions) error) *cobra.Command {
 	opts := &HTMLOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "html [flags] PROFILE | html --diff [flags] BASE TARGET",
-		Short: "Write one self-contained HTML page: the report tables and the flame graph",
-		Long: `Write one HTML file holding what flamediff report (or, with --diff, flamediff
-diff) prints as tables, and the flame graph (or differential flame graph) of
-flamediff svg inline, with its zoom and search. Everything is in the one
-file: no script, style or font is loaded from anywhere, so it can be mailed
-or attached to a ticket.
-
-Flame graph flags are those of flamediff svg; --top, --root, --depth,
---threads, --explain, --keep-unresolved, --no-collapse and
---collapse-threshold shape the tables as in report and diff.`,
-		Example: `  flamediff html -o 10.11.html --root mysqld_stmt_execute testdata/runs/mariadb-10.11-update-index
-  flamediff html --diff --map examples/symbolmaps/mariadb.yaml --root mysqld_stmt_execute -o diff.html \
-      testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index`,
+		Use:     "html [flags] PROFILE | html --diff [flags] BASE TARGET",
+		Short:   "Write one self-contained HTML page: the report tables and the flame graph",
+		Long:    helpLong("html"),
+		Example: helpExample("html"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
 			if err := opts.validate("html", args); err != nil {

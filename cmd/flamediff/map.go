@@ -16,17 +16,11 @@ import (
 // newMapCmd is "flamediff map", the parent of the symbol map commands.
 func newMapCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "map",
-		Short: "Work with symbol maps (rename, elide, subsystems)",
-		Long: `A symbol map is a YAML file that makes profiles of different server versions
-comparable: it renames functions onto one canonical name, drops wrapper
-frames that exist in one version only, normalises thread names and build
-noise, and defines subsystems. See examples/symbolmaps/ for real maps.`,
-		Example: `  flamediff map check examples/symbolmaps/mariadb.yaml
-  flamediff map check examples/symbolmaps/mariadb.yaml --profile testdata/runs/mariadb-11.8-update-index
-  flamediff map suggest testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff diff --map examples/symbolmaps/mariadb.yaml --explain BASE TARGET`,
-		Args: cobra.NoArgs,
+		Use:     "map",
+		Short:   "Work with symbol maps (rename, elide, subsystems)",
+		Long:    helpLong("map"),
+		Example: helpExample("map"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usageError("map needs a subcommand: check, suggest")
 		},
@@ -46,17 +40,10 @@ type mapCheckOptions struct {
 func newMapCheckCmd(s *streams, runF func(*mapCheckOptions) error) *cobra.Command {
 	opts := &mapCheckOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "check FILE",
-		Short: "Validate a symbol map, and see which rules a profile never uses",
-		Long: `Check parses a symbol map and prints every problem as
-FILE:LINE:COL: error|warning: message (hint: ...) on stderr, and a one-line
-summary on stdout. It exits with status 1 when the map has errors.
-
-With --profile (repeatable), it also lists the rules that can never match
-that profile: names that appear in none of its frames, and rules limited by
-labels to other versions.`,
-		Example: `  flamediff map check examples/symbolmaps/mariadb.yaml
-  flamediff map check mariadb.yaml --profile runs/10.11 --profile runs/11.8`,
+		Use:     "check FILE",
+		Short:   "Validate a symbol map, and see which rules a profile never uses",
+		Long:    helpLong("map check"),
+		Example: helpExample("map check"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError("map check takes one FILE, got %s", names.Plural(len(args), "argument"))

@@ -35,41 +35,10 @@ type mapSuggestOptions struct {
 func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Command {
 	opts := &mapSuggestOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "suggest [flags] BASE TARGET",
-		Short: "Propose symbol map rules for functions found in one profile only",
-		Long: `Suggest finds the functions that hold at least --min-share percent of the
-samples in one profile and are absent from the other (after --map, if
-given), and proposes the rules that pair them, judged by where they sit in
-the call tree:
-
-  rename  a function of TARGET is a function of BASE under another name:
-          same caller, overlapping callees, similar share
-  elide   a function is an extra frame between a caller and callees that
-          the other profile calls directly (a wrapper)
-  split   several functions of one profile together do the work of one
-          function of the other (one rename rule onto that name)
-
-Callers and callees count only when they are in both profiles; unresolved
-frames ([mariadbd], [unknown], [libc.so.6]) are looked through and never
-proposed. A pair must share a callee, and a caller when either has one:
-siblings of a similar share are no evidence, so leaf functions are never
-paired. Each proposal has a score from 0 to 1 and its evidence: the shared
-callers and callees with their shares in BASE | TARGET. Canonical names are
-BASE's. Proposals are found best first, and each is applied before the next
-is sought, so that a rename lets the wrappers under it be recognised.
-
-The output is symbol map YAML, the rules commented with their evidence,
-then the functions left unpaired (new or gone code). Without --map it is a
-complete map; with --map it holds elide: and rename: lists to merge into
-that map's (rename rules first). --apply NEW writes the merged map to NEW.
-Like every flamediff output, -o and --apply replace an existing file
-atomically, and refuse a file that is one of the inputs (the --map file
-included).`,
-		Example: `  flamediff map suggest testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff map suggest --root mysqld_stmt_execute --min-share 1 10.11/ 11.8/
-  flamediff map suggest --map mariadb.yaml --apply mariadb-new.yaml 10.11/ 11.8/
-  flamediff map suggest -o suggested.yaml 10.11.folded 11.8.folded
-  flamediff diff --map suggested.yaml --suggest 10.11.folded 11.8.folded`,
+		Use:     "suggest [flags] BASE TARGET",
+		Short:   "Propose symbol map rules for functions found in one profile only",
+		Long:    helpLong("map suggest"),
+		Example: helpExample("map suggest"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageError("map suggest takes BASE and TARGET profiles, got %s", names.Plural(len(args), "argument"))

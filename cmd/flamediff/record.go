@@ -28,34 +28,10 @@ type RecordOptions struct {
 func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	opts := &RecordOptions{IO: s, Config: record.Config{ProcRoot: "/proc"}}
 	cmd := &cobra.Command{
-		Use:   "record [flags] [-- WORKLOAD COMMAND...]",
-		Short: "Sample a running server while a workload drives it; write a run directory",
-		Long: `Record samples the on-CPU stacks of a running mysqld/mariadbd at --freq Hz
-(--sampler: the BPF sampler where the kernel allows it, else perf record; on
-the server's threads, or on every CPU with --per-cpu) while a workload drives
-it, and measures the same window: process CPU (user+system, all threads),
-context switches, storage I/O, and operations (from the server's counters
-with --socket/--dsn, else from sysbench's report).
-It writes a run directory (--out): stacks.folded, profile.pb.gz, run.json and
-workload.log, which report and diff read, with CPU per operation.
-
-With a workload command, record starts it, waits --warmup, samples for
---duration (default: until --margin before sysbench's --time is up, so the
-window is steady state), and lets the workload finish. Without one it samples
-for --duration.
-
-Whatever happens (Ctrl-C, the server dying, the workload failing), what was
-sampled is kept: the run directory is written with "complete": false and the
-reason, and no perf or workload process is left behind.`,
-		Example: `  # The single running mariadbd, driven by sysbench, operations from the server:
-  flamediff record --socket /run/mysqld/mysqld.sock --label 10.11 --out runs/10.11 -- \
-      sysbench oltp_update_non_index --db-driver=mysql --mysql-socket=/run/mysqld/mysqld.sock \
-      --mysql-user=root --tables=1 --table-size=10000 --time=30 run
-  # A given pid, 20 s, no workload:
-  flamediff record --pid 4242 --duration 20s --out runs/now
-  # perf instead of BPF (DWARF call graphs), kernel frames kept:
-  flamediff record --sampler perf --kernel --duration 10s --out runs/perf
-  flamediff report --root mysqld_stmt_execute runs/10.11`,
+		Use:     "record [flags] [-- WORKLOAD COMMAND...]",
+		Short:   "Sample a running server while a workload drives it; write a run directory",
+		Long:    helpLong("record"),
+		Example: helpExample("record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
 				return usageError("record takes no arguments before --; the workload command goes after -- (got %q)", args[:n])

@@ -105,22 +105,10 @@ type ReportOptions struct {
 func newReportCmd(s *streams, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "report [flags] PROFILE",
-		Short: "Function shares, subtree breakdowns, subsystems and CPU per operation of one profile",
-		Long: `Report where one profile spends its CPU: the inclusive and self share of
-every function (a recursive function counts once per sample), the breakdown
-of chosen functions into their callees, subsystem shares (with --map), the
-share of stacks cut short by the unwinder, and CPU microseconds per
-operation when PROFILE is a run directory whose run.json has cpu_seconds
-and operations.
-
-PROFILE is a file in any format flamediff fold reads, a run directory
-(stacks.folded and run.json), or - for standard input.`,
-		Example: `  flamediff report testdata/runs/mariadb-10.11-update-index
-  flamediff report --root mysqld_stmt_execute --depth 2 testdata/runs/mariadb-10.11-update-index
-  flamediff report --map examples/symbolmaps/mariadb.yaml --explain testdata/runs/mariadb-11.8-update-index
-  flamediff report --top 0 --format csv -o functions.csv stacks.folded
-  perf script | flamediff fold | flamediff report --format markdown -`,
+		Use:     "report [flags] PROFILE",
+		Short:   "Function shares, subtree breakdowns, subsystems and CPU per operation of one profile",
+		Long:    helpLong("report"),
+		Example: helpExample("report"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError("report takes one PROFILE, got %s", names.Plural(len(args), "argument"))

@@ -39,18 +39,10 @@ func usageError(format string, a ...any) error {
 
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "flamediff",
-		Short: "Where did the CPU go between version A and version B?",
-		Long: `flamediff folds on-CPU stacks of a database server (perf script, folded,
-bcc profile -f, pprof), maps functions renamed between versions onto one
-canonical name, and reports per-subtree shares, CPU per operation and the
-difference between versions, as tables and flame graphs. 'flamediff bench'
-runs the whole comparison on several server versions.`,
-		Example: `  perf script | flamediff fold > stacks.folded
-  flamediff report --root mysqld_stmt_execute --depth 2 10.11.folded
-  flamediff diff --map examples/symbolmaps/mariadb.yaml 10.11.folded 11.8.folded
-  flamediff svg --diff --map examples/symbolmaps/mariadb.yaml -o diff.svg 10.11.folded 11.8.folded
-  flamediff bench -c examples/lab/demo.yaml --out out/demo`,
+		Use:           "flamediff",
+		Short:         "Where did the CPU go between version A and version B?",
+		Long:          helpLong("flamediff"),
+		Example:       helpExample("flamediff"),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

@@ -146,38 +146,10 @@ type SVGOptions struct {
 func newSVGCmd(s *streams, runF func(*SVGOptions) error) *cobra.Command {
 	opts := &SVGOptions{IO: s}
 	cmd := &cobra.Command{
-		Use:   "svg [flags] PROFILE | svg --diff [flags] BASE TARGET",
-		Short: "Draw an interactive flame graph, or a differential flame graph of two versions, as SVG",
-		Long: `Draw a flame graph of PROFILE as one self-contained, interactive SVG: hover
-a frame for its figures, click to zoom (Reset Zoom undoes it), Search or
-Ctrl-F to highlight frames matching a regular expression and see their share;
-the URL fragment keeps zoom and search, so a link shows the same view. Frames
-are sorted by name on each level; widths are proportional to samples; frames
-narrower than --minwidth pixels are merged into their parent.
-
-With --diff, draw BASE and TARGET (after --map renames) as one graph: widths
-follow TARGET (--negate: BASE), colour shows the change, red where a frame
-grew and blue where it shrank, more saturated the larger the change, pale
-where it did not change; frames found in one profile only have a dashed
-outline. By default a frame is coloured by the change of its whole subtree
-(--color-by subtree), so a caller whose callees all grew is red too;
---color-by self colours by the frame's own samples, as flamegraph.pl's
-difffolded graphs do. Changes are compared as shares of each profile's
-samples (percentage points), or, when both inputs are run directories with
-cpu_seconds and operations in run.json, as CPU µs per operation (--normalize
-per-op, the default then): a version that does more work per query shows it
-even when its shares look alike. The subtitle says which one was used.
-
-PROFILE, BASE and TARGET are files in any format flamediff fold reads, run
-directories (stacks.folded and run.json), or - for standard input.`,
-		Example: `  flamediff svg -o 10.11.svg testdata/runs/mariadb-10.11-update-index
-  flamediff svg --colors subsystem --map examples/symbolmaps/mariadb.yaml --hash \
-      -o subsystems.svg testdata/runs/mariadb-11.8-update-index
-  flamediff svg --diff --map examples/symbolmaps/mariadb.yaml -o diff.svg \
-      testdata/runs/mariadb-10.11-update-index testdata/runs/mariadb-11.8-update-index
-  flamediff svg --diff --color-by self --normalize share --min-delta 0.5 -o diff.svg 10.11.folded 11.8.folded
-  flamediff svg --inverted --reverse --title "Who calls memcpy" -o callers.svg stacks.folded
-  perf script | flamediff fold | flamediff svg --minwidth 0.5% - > out.svg`,
+		Use:     "svg [flags] PROFILE | svg --diff [flags] BASE TARGET",
+		Short:   "Draw an interactive flame graph, or a differential flame graph of two versions, as SVG",
+		Long:    helpLong("svg"),
+		Example: helpExample("svg"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
 			if err := opts.validate("svg", args); err != nil {
