@@ -100,19 +100,9 @@ func (g *graphFlags) validate(cmdName string, args []string) error {
 	if g.Height < 4 {
 		return usageError("--height %d: want at least 4 pixels", g.Height)
 	}
-	mw := strings.TrimSpace(g.MinWidth)
-	isPct := strings.HasSuffix(mw, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(mw, "%"), 64)
-	if err != nil || v < 0 || math.IsNaN(v) || isPct && v >= 100 {
-		return usageError("--minwidth %q: want pixels (0.1) or a percentage of the total (0.5%%)", g.MinWidth)
-	}
-	switch {
-	case isPct && v > 0:
-		g.minWidthPct = v
-	case v == 0:
-		g.minWidthPx = -1 // draw every frame
-	default:
-		g.minWidthPx = v
+	var err error
+	if g.minWidthPx, g.minWidthPct, err = flamegraph.ParseMinWidth(g.MinWidth); err != nil {
+		return usageError("--minwidth %v", err)
 	}
 	if g.Diff && g.changed != nil && g.changed("colors") {
 		return usageError("--colors applies to single flame graphs; a --diff graph is coloured by change (see --color-by)")
@@ -207,21 +197,16 @@ func (g *graphFlags) layout(in *input.Set) (*flamegraph.Graph, error) {
 		return gr, nil
 	}
 	o.BaseLabel, o.TargetLabel = in.Labels[0], in.Labels[1]
+	o.Normalize = flamegraph.Normalize(g.Normalize)
 	switch g.Normalize {
 	case normalizeAuto:
-		o.Normalize = flamegraph.NormalizeShare
-		if ps[0].Meta.HasPerOp() && ps[1].Meta.HasPerOp() {
-			o.Normalize = flamegraph.NormalizePerOp
-		}
+		o.Normalize = flamegraph.AutoNormalize(ps[0], ps[1])
 	case string(flamegraph.NormalizePerOp):
-		o.Normalize = flamegraph.NormalizePerOp
 		for i, p := range ps {
 			if !p.Meta.HasPerOp() {
 				return nil, fmt.Errorf("--normalize per-op: %s has no run metadata with cpu_seconds and operations; give run directories (stacks.folded and run.json) or use --normalize share", paths[i])
 			}
 		}
-	default:
-		o.Normalize = flamegraph.NormalizeShare
 	}
 	gr, err := flamegraph.LayoutDiff(ps[0], ps[1], o)
 	if err != nil {
