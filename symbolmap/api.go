@@ -37,6 +37,8 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // Map is a loaded symbol map. The zero value is not usable; use Parse or Default.
@@ -112,6 +114,19 @@ func (d Diagnostic) String() string {
 	return s
 }
 
+// CountDiagnostics returns how many of diags are errors and how many are
+// warnings.
+func CountDiagnostics(diags []Diagnostic) (errs, warnings int) {
+	for _, d := range diags {
+		if d.Severity == Error {
+			errs++
+		} else {
+			warnings++
+		}
+	}
+	return errs, warnings
+}
+
 // ErrInvalid is wrapped by Parse when the map has errors.
 var ErrInvalid = errors.New("invalid symbol map")
 
@@ -176,6 +191,13 @@ func (m *Map) Stats() Stats {
 		Subsystems:  len(m.subsys),
 		ThreadRoots: m.roots.count(),
 	}
+}
+
+// String is the rule counts as a summary says them: "12 rename rules,
+// 3 elide, 1 comm, 6 subsystems" (thread roots are not counted).
+func (s Stats) String() string {
+	return fmt.Sprintf("%s, %d elide, %d comm, %s",
+		names.Plural(s.Rename, "rename rule"), s.Elide, s.Comm, names.Plural(s.Subsystems, "subsystem"))
 }
 
 // File returns the name the map was parsed under.

@@ -84,3 +84,36 @@ func TestParseReadError(t *testing.T) {
 		t.Errorf("Parse(failing reader) = %v, want \"symbol map m.yaml: boom\" wrapping boom", err)
 	}
 }
+
+func TestCountDiagnostics(t *testing.T) {
+	diags := []Diagnostic{{Severity: Warning}, {Severity: Error}, {Severity: Warning}}
+	tests := []struct {
+		name           string
+		diags          []Diagnostic
+		errs, warnings int
+	}{
+		{"none", nil, 0, 0},
+		{"mixed", diags, 1, 2},
+		{"warnings only", diags[:1], 0, 1},
+	}
+	for _, tc := range tests {
+		if e, w := CountDiagnostics(tc.diags); e != tc.errs || w != tc.warnings {
+			t.Errorf("%s: CountDiagnostics = %d, %d; want %d errors, %d warnings", tc.name, e, w, tc.errs, tc.warnings)
+		}
+	}
+}
+
+func TestStatsString(t *testing.T) {
+	tests := []struct {
+		st   Stats
+		want string
+	}{
+		{Stats{}, "0 rename rules, 0 elide, 0 comm, 0 subsystems"},
+		{Stats{Rename: 1, Elide: 2, Comm: 3, Subsystems: 1, ThreadRoots: 4}, "1 rename rule, 2 elide, 3 comm, 1 subsystem"},
+	}
+	for _, tc := range tests {
+		if got := tc.st.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}

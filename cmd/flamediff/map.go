@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,12 +67,12 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 	if err != nil && !errors.Is(err, symbolmap.ErrInvalid) {
 		return err
 	}
-	nerr, nwarn := countDiagnostics(diags)
+	nerr, nwarn := symbolmap.CountDiagnostics(diags)
 	for _, d := range diags {
 		fmt.Fprintln(opts.IO.ErrOut, d)
 	}
 	if m == nil {
-		fmt.Fprintf(opts.IO.Out, "%s: %s\n", opts.File, diagnosticsSummary(nerr, nwarn))
+		fmt.Fprintf(opts.IO.Out, "%s: %s, %s\n", opts.File, names.Plural(nerr, "error"), names.Plural(nwarn, "warning"))
 		return err
 	}
 	load := loader(opts.IO, nil)
@@ -90,31 +89,10 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 			nwarn++
 		}
 	}
-	st := m.Stats()
-	parts := []string{
-		names.Plural(st.Rename, "rename rule"),
-		fmt.Sprintf("%d elide", st.Elide),
-		fmt.Sprintf("%d comm", st.Comm),
-		names.Plural(st.Subsystems, "subsystem"),
-	}
+	summary := m.Stats().String()
 	if nwarn > 0 {
-		parts = append(parts, names.Plural(nwarn, "warning"))
+		summary += ", " + names.Plural(nwarn, "warning")
 	}
-	fmt.Fprintf(opts.IO.Out, "%s: ok, %s\n", opts.File, strings.Join(parts, ", "))
+	fmt.Fprintf(opts.IO.Out, "%s: ok, %s\n", opts.File, summary)
 	return nil
-}
-
-func countDiagnostics(diags []symbolmap.Diagnostic) (nerr, nwarn int) {
-	for _, d := range diags {
-		if d.Severity == symbolmap.Error {
-			nerr++
-		} else {
-			nwarn++
-		}
-	}
-	return nerr, nwarn
-}
-
-func diagnosticsSummary(nerr, nwarn int) string {
-	return names.Plural(nerr, "error") + ", " + names.Plural(nwarn, "warning")
 }
