@@ -84,7 +84,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	ro := opts.reportOptions(r.HintedWarnings(warningHints))
 	var suggest []report.Section
 	if opts.Suggest {
-		if suggest, err = suggestSections(m, in.Raw, in.Labels); err != nil {
+		if suggest, err = suggestSections(m, in); err != nil {
 			return err
 		}
 		if opts.Format == formatJSON || opts.Format == formatCSV {

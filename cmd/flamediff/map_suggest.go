@@ -151,19 +151,14 @@ const suggestTop = 5
 
 // suggestSections returns, for diff --suggest, one section per target
 // with functions of a meaningful share in one profile only: its top
-// proposals, or a note that there are none. labels are the profiles'
-// labels, base first.
-func suggestSections(m *symbolmap.Map, raw []*fold.Profile, labels []string) ([]report.Section, error) {
+// proposals, or a note that there are none.
+func suggestSections(m *symbolmap.Map, in *input.Set) ([]report.Section, error) {
+	sugs, err := suggest.ComputeEach(m, in.Raw[0], in.Raw[1:], in.Labels)
 	var out []report.Section
-	for i := 1; i < len(raw); i++ {
-		sug, err := suggest.Compute(m, raw[0], raw[i], suggest.Options{})
-		if err != nil {
-			return nil, err
-		}
-		sug.BaseLabel, sug.TargetLabel = labels[0], labels[i]
+	for _, sug := range sugs {
 		if sug.Before > 0 {
 			out = append(out, report.Suggestions(sug, suggestTop))
 		}
 	}
-	return out, nil
+	return out, err
 }

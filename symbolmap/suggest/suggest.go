@@ -251,3 +251,22 @@ func Compute(m *symbolmap.Map, base, target *fold.Profile, opts Options) (*Sugge
 	res.Unpaired = g.unpaired()
 	return res, nil
 }
+
+// ComputeEach is Compute with the default options of base against each
+// target in turn, for a report that compares one base with several
+// versions. labels, when not nil, name the profiles (base first) in place
+// of their own labels, as the report names them.
+func ComputeEach(m *symbolmap.Map, base *fold.Profile, targets []*fold.Profile, labels []string) ([]*Suggestions, error) {
+	out := make([]*Suggestions, len(targets))
+	for i, target := range targets {
+		s, err := Compute(m, base, target, Options{})
+		if err != nil {
+			return nil, err
+		}
+		if labels != nil {
+			s.BaseLabel, s.TargetLabel = labels[0], labels[i+1]
+		}
+		out[i] = s
+	}
+	return out, nil
+}

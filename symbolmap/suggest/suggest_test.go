@@ -464,3 +464,31 @@ func TestSuggestRoot(t *testing.T) {
 		t.Error("Compute with a root in neither profile: want an error")
 	}
 }
+
+func TestComputeEach(t *testing.T) {
+	base := profile("1", "t;main;f;x 50", "t;main;y 50")
+	renamed := profile("2", "t;main;g;x 50", "t;main;y 50")
+	same := profile("3", "t;main;f;x 50", "t;main;y 50")
+	got, err := ComputeEach(nil, base, []*fold.Profile{renamed, same}, []string{"base", "a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("ComputeEach = %d results, want one per target (2)", len(got))
+	}
+	for i, want := range []struct {
+		target string
+		before int
+	}{{"a", 2}, {"b", 0}} {
+		s := got[i]
+		if s.BaseLabel != "base" || s.TargetLabel != want.target || s.Before != want.before {
+			t.Errorf("ComputeEach[%d] = %s vs %s, %d one-sided; want base vs %s, %d", i, s.BaseLabel, s.TargetLabel, s.Before, want.target, want.before)
+		}
+	}
+	if len(got[0].Proposals) != 1 || got[0].Proposals[0].To != "f" {
+		t.Errorf("ComputeEach[0].Proposals = %+v; want g -> f", got[0].Proposals)
+	}
+	if own, err := ComputeEach(nil, base, []*fold.Profile{renamed}, nil); err != nil || own[0].BaseLabel != "1" || own[0].TargetLabel != "2" {
+		t.Errorf("ComputeEach without labels = %v, %v; want the profiles' own labels 1 and 2", own, err)
+	}
+}
