@@ -73,11 +73,11 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	roots, err := resolveRoots(in, opts.Roots)
+	dopts, err := opts.diffOptions(in)
 	if err != nil {
 		return err
 	}
-	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], opts.diffOptions(in, roots))
+	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], dopts)
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}

@@ -159,7 +159,10 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := (&commonFlags{tableFlags: tableFlags{Depth: 2}}).diffOptions(in, []string{"mysqld_stmt_execute"})
+	opts, err := (&tableFlags{Depth: 2, Roots: []string{"mysqld_stmt_execute"}}).diffOptions(in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := diff.Compute(in.Profiles[0], in.Profiles[1:], opts)
 	if err != nil {
 		t.Fatal(err)

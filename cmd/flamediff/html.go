@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/diff"
-	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/report"
 )
@@ -67,12 +65,10 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 		return err
 	}
 	warnCut(opts.IO, g)
-	roots, err := resolveRoots(in, opts.Roots)
+	dopts, err := opts.diffOptions(in)
 	if err != nil {
 		return err
 	}
-	dopts := in.DiffOptions(diff.Options{IncludeThreads: opts.Threads, Roots: roots, Depth: opts.Depth,
-		KeepUnresolved: opts.KeepUnresolved, NoCollapse: opts.NoCollapse, CollapseThreshold: opts.CollapseThreshold})
 	ro := report.Options{Format: report.FormatHTML, Top: opts.Top, Explain: opts.Explain, CollapseFlags: collapseFlags}
 	var doc *report.Document
 	if opts.Diff {
@@ -87,31 +83,9 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 		ro.Warnings = diff.LabelledHintedWarnings([]*diff.Summary{sum}, warningHints)
 		doc = report.Profile(sum, in.Explanations[0], ro)
 	}
-	page, err := htmlPage(doc, g)
-	if err != nil {
-		return err
-	}
 	var buf bytes.Buffer
-	if err := flamegraph.WritePage(&buf, page); err != nil {
+	if err := report.WriteHTMLPage(&buf, doc, g); err != nil {
 		return err
 	}
 	return writeOutput(opts.IO, out, buf.Bytes())
-}
-
-// htmlPage turns a report document into a page around the graph: its
-// tables in monospace cells that keep their indentation, names shortened
-// with the whole name as tooltip.
-func htmlPage(d *report.Document, g *flamegraph.Graph) (flamegraph.Page, error) {
-	tables, err := report.HTMLTables(d.Sections, report.HTMLOptions{Heading: "h2", Indent: "  ", Shorten: true})
-	if err != nil {
-		return flamegraph.Page{}, err
-	}
-	p := flamegraph.Page{Title: d.Title, Graph: g, Tables: tables, Notes: d.Notes}
-	if p.Title == "" {
-		p.Title = g.Title()
-	}
-	for i, n := range p.Notes {
-		p.Notes[i] = strings.TrimSpace(n)
-	}
-	return p, nil
 }

@@ -53,16 +53,21 @@ func readMap(s *streams, path string) (*symbolmap.Map, []byte, error) {
 	return m, src, err
 }
 
-// diffOptions turns the flags and the set's map and labels into diff.Options.
-func (c *commonFlags) diffOptions(in *input.Set, roots []string) diff.Options {
+// diffOptions turns the table flags and the set's map and labels into
+// diff.Options, with the --root functions resolved in the set's profiles.
+func (t *tableFlags) diffOptions(in *input.Set) (diff.Options, error) {
+	roots, err := resolveRoots(in, t.Roots)
+	if err != nil {
+		return diff.Options{}, err
+	}
 	return in.DiffOptions(diff.Options{
-		IncludeThreads:    c.Threads,
+		IncludeThreads:    t.Threads,
 		Roots:             roots,
-		Depth:             c.Depth,
-		KeepUnresolved:    c.KeepUnresolved,
-		NoCollapse:        c.NoCollapse,
-		CollapseThreshold: c.CollapseThreshold,
-	})
+		Depth:             t.Depth,
+		KeepUnresolved:    t.KeepUnresolved,
+		NoCollapse:        t.NoCollapse,
+		CollapseThreshold: t.CollapseThreshold,
+	}), nil
 }
 
 // resolveRoots is input.Set.ResolveRoots with --root in its message, a

@@ -144,11 +144,11 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	roots, err := resolveRoots(in, opts.Roots)
+	dopts, err := opts.diffOptions(in)
 	if err != nil {
 		return err
 	}
-	sum := diff.Summarize(in.Profiles[0], opts.diffOptions(in, roots))
+	sum := diff.Summarize(in.Profiles[0], dopts)
 	expl := in.Explanations[0]
 	ro := opts.reportOptions(sum.HintedWarnings(warningHints))
 	var buf bytes.Buffer
