@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flamediff/flamediff/benchreport"
 	"github.com/flamediff/flamediff/internal/atomicfile"
 	"github.com/flamediff/flamediff/internal/fserr"
-	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/lab"
 	"github.com/flamediff/flamediff/record"
-	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/rundir"
 )
 
 // BenchOptions are the inputs of `flamediff bench`.
@@ -99,7 +99,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err := atomicfile.MakeDir(out); err != nil {
 		return fmt.Errorf("bench: --out %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(out, "config.yaml"), data); err != nil {
+	if err := rundir.WriteFile(filepath.Join(out, "config.yaml"), data); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	// The servers stop once the report is written (their log lines last).
@@ -112,34 +112,20 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 
 	// The report, from whatever was measured.
 	fmt.Fprintf(logw, "bench: writing the report to %s\n", out)
-	if err := writeBenchReport(s.Out, out, cfg, m, runs); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bench: interrupted; the report holds the runs that finished: %w", err)
-	}
-	if failed := sess.Failed(); len(failed) > 0 {
-		reasons := make([]string, len(failed))
-		for i, f := range failed {
-			reasons[i] = f.Server + ": " + firstLine(f.Reason)
-		}
-		return fmt.Errorf("bench: %d of %s failed (the report shows their cells as missing): %s",
-			len(failed), names.Plural(len(cfg.Servers), "server"), strings.Join(reasons, "; "))
-	}
-	return nil
-}
-
-// writeBenchReport writes the report of the runs to dir and its summary
-// to w.
-func writeBenchReport(w io.Writer, dir string, cfg *lab.Config, m *symbolmap.Map, measured []lab.Measurement) error {
-	rep, err := lab.WriteReport(dir, cfg, m, measured)
+	rep, err := lab.WriteReport(out, cfg, m, runs)
 	if err != nil {
 		return fmt.Errorf("bench: report: %w", err)
 	}
-	if err := rep.WriteSummary(w); err != nil {
+	if err := rep.WriteSummary(s.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(dir, "index.html"))
+	fmt.Fprintf(s.Out, "\nreport: %s\n", filepath.Join(out, benchreport.HTMLFile))
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bench: interrupted; the report holds the runs that finished: %w", err)
+	}
+	if err := lab.FailedError(sess.Failed(), len(cfg.Servers)); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
 	return nil
 }
 
@@ -149,11 +135,4 @@ func writeBenchReport(w io.Writer, dir string, cfg *lab.Config, m *symbolmap.Map
 func benchRecord(ctx context.Context, c record.Config) (*record.Result, error) {
 	res, err := record.Run(ctx, c, nil)
 	return res, recordError(err, c.Warmup)
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
 }

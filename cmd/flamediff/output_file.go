@@ -5,7 +5,6 @@ import (
 
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/atomicfile"
-	"github.com/flamediff/flamediff/rundir"
 )
 
 // checkOutput is input.CheckOutput with the flag (-o, --apply) naming the
@@ -36,10 +35,4 @@ func writeOutput(s *streams, o *atomicfile.Output, data []byte) error {
 		}
 	}
 	return o.Write(nil, data)
-}
-
-// writeFileAtomic writes one of the files flamediff makes in its own output
-// directories (rundir.WriteFile).
-func writeFileAtomic(path string, data []byte) error {
-	return rundir.WriteFile(path, data)
 }
