@@ -9,7 +9,6 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/input"
-	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -33,12 +32,7 @@ func newDiffCmd(s *streams, runF func(*DiffOptions) error) *cobra.Command {
 		Short:   "Compare function and subsystem shares and CPU per operation between versions",
 		Long:    helpLong("diff"),
 		Example: helpExample("diff"),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usageError("diff takes a BASE and at least one TARGET profile, got %s", names.Plural(len(args), "argument"))
-			}
-			return nil
-		},
+		Args:    argCount(2, -1, "diff takes a BASE and at least one TARGET profile"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Targets = args[0], args[1:]
 			if err := opts.validateTable(); err != nil {

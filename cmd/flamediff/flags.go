@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/flamediff/flamediff/internal/names"
 )
 
 // Flags that take one of a fixed set of values, and flags that exclude each
@@ -34,7 +37,7 @@ func checkEnums(cmd *cobra.Command) error {
 		if !ok || err != nil {
 			return
 		}
-		if v := f.Value.String(); !oneOf(v, values) {
+		if v := f.Value.String(); !slices.Contains(values, v) {
 			err = enumError(f.Name, v, values)
 		}
 	})
@@ -65,6 +68,17 @@ func exclusive(cmd *cobra.Command, names ...string) error {
 	return usageError("give one of %s", andList(flags))
 }
 
+// argCount checks a command's number of arguments: min to max (max < 0:
+// no limit), else the usage error "WANT, got N arguments".
+func argCount(min, max int, want string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if n := len(args); n < min || max >= 0 && n > max {
+			return usageError("%s, got %s", want, names.Plural(n, "argument"))
+		}
+		return nil
+	}
+}
+
 // checkNewDir checks an output directory a command creates: absent or
 // empty, so that no earlier run or report (what) is overwritten.
 func checkNewDir(flag, dir, what string) error {
@@ -79,15 +93,6 @@ func checkNewDir(flag, dir, what string) error {
 		return usageError("%s %s is not empty: choose a new directory so that no earlier %s is overwritten", flag, dir, what)
 	}
 	return nil
-}
-
-func oneOf(v string, values []string) bool {
-	for _, ok := range values {
-		if v == ok {
-			return true
-		}
-	}
-	return false
 }
 
 // orList is "a, b or c".

@@ -43,12 +43,7 @@ func newMapCheckCmd(s *streams, runF func(*mapCheckOptions) error) *cobra.Comman
 		Short:   "Validate a symbol map, and see which rules a profile never uses",
 		Long:    helpLong("map check"),
 		Example: helpExample("map check"),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("map check takes one FILE, got %s", names.Plural(len(args), "argument"))
-			}
-			return nil
-		},
+		Args:    argCount(1, 1, "map check takes one FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if runF != nil {

@@ -39,12 +39,7 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 		Short:   "Propose symbol map rules for functions found in one profile only",
 		Long:    helpLong("map suggest"),
 		Example: helpExample("map suggest"),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usageError("map suggest takes BASE and TARGET profiles, got %s", names.Plural(len(args), "argument"))
-			}
-			return nil
-		},
+		Args:    argCount(2, 2, "map suggest takes BASE and TARGET profiles"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Target = args[0], args[1]
 			if err := opts.validate(); err != nil {

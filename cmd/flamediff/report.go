@@ -10,7 +10,6 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
-	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -109,12 +108,7 @@ func newReportCmd(s *streams, runF func(*ReportOptions) error) *cobra.Command {
 		Short:   "Function shares, subtree breakdowns, subsystems and CPU per operation of one profile",
 		Long:    helpLong("report"),
 		Example: helpExample("report"),
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError("report takes one PROFILE, got %s", names.Plural(len(args), "argument"))
-			}
-			return nil
-		},
+		Args:    argCount(1, 1, "report takes one PROFILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profile = args[0]
 			if err := opts.validateTable(); err != nil {
