@@ -110,12 +110,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return err
 	}
-	if sug.BaseLabel == "" {
-		sug.BaseLabel = input.Label(ps[0], opts.Base)
-	}
-	if sug.TargetLabel == "" {
-		sug.TargetLabel = input.Label(ps[1], opts.Target)
-	}
+	sug.BaseLabel, sug.TargetLabel = input.Label(ps[0], opts.Base), input.Label(ps[1], opts.Target)
 	if err := writeOutput(s, out, sug.YAML(opts.MapFile == "")); err != nil {
 		return err
 	}
