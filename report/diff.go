@@ -58,15 +58,25 @@ func Diff(r *diff.Result, expls []*symbolmap.Explanation, o Options) *Document {
 		d.Sections = append(d.Sections, s)
 	}
 	if o.Explain {
-		for i, e := range expls {
-			d.Sections = append(d.Sections, Rewrites("Rewrites in "+labs[i], e, o.Format))
-		}
+		d.Sections = append(d.Sections, DiffRewrites(r, expls, o.Format)...)
 	}
 	if r.PerOpMissing != "" {
 		d.Notes = append(d.Notes, "note: "+r.PerOpMissing)
 	}
 	d.Notes = append(d.Notes, warnings(o.Warnings)...)
 	return d
+}
+
+// DiffRewrites are the rewrites sections of Diff, one per profile
+// ("Rewrites in LABEL"), names marked up for format f: a format with no
+// place for them (CSV) has them printed apart.
+func DiffRewrites(r *diff.Result, expls []*symbolmap.Explanation, f Format) []Section {
+	labs := r.Labels()
+	out := make([]Section, len(expls))
+	for i, e := range expls {
+		out[i] = Rewrites("Rewrites in "+labs[i], e, f)
+	}
+	return out
 }
 
 func diffFunctions(r *diff.Result, o Options) Section {

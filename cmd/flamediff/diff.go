@@ -95,10 +95,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 		err = report.DiffCSV(&buf, r, opts.Top)
 		printWarnings(s, ro.Warnings)
 		if opts.Explain {
-			d := &report.Document{}
-			for i, e := range in.Explanations {
-				d.Sections = append(d.Sections, report.Rewrites("Rewrites in "+r.Summaries[i].Profile.Label, e, report.FormatTable))
-			}
+			d := &report.Document{Sections: report.DiffRewrites(r, in.Explanations, report.FormatTable)}
 			if err2 := report.WriteText(s.ErrOut, d); err == nil {
 				err = err2
 			}
