@@ -28,7 +28,8 @@ import (
 // FLAMEDIFF_FIDELITY_SCENARIOS (default: all; names of cputruth.Scenarios),
 // FLAMEDIFF_FIDELITY_CONFIGS (default bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz,
 // bpf-fix-99Hz,bpf-fix-499Hz: the BPF sampler with capture.Options.SwitchFix;
-// also bpf-a-99Hz, perf-a-99Hz: per-CPU events). Run with `make
+// also bpf-a-99Hz, perf-a-99Hz: per-CPU events; bpf-a-fix-99Hz,
+// bpf-a-fix-499Hz: per-CPU events with the switch fix, weighted samples). Run with `make
 // bench-fidelity` (root, gcc, perf).
 func BenchmarkFidelity(b *testing.B) {
 	if os.Geteuid() != 0 {
@@ -45,7 +46,8 @@ func BenchmarkFidelity(b *testing.B) {
 	configs := []fidelityConfig{{"bpf-99Hz", "bpf", 99, false, false}, {"bpf-499Hz", "bpf", 499, false, false},
 		{"perf-99Hz", "perf", 99, false, false}, {"perf-499Hz", "perf", 499, false, false},
 		{"bpf-a-99Hz", "bpf", 99, true, false}, {"perf-a-99Hz", "perf", 99, true, false},
-		{"bpf-fix-99Hz", "bpf", 99, false, true}, {"bpf-fix-499Hz", "bpf", 499, false, true}}
+		{"bpf-fix-99Hz", "bpf", 99, false, true}, {"bpf-fix-499Hz", "bpf", 499, false, true},
+		{"bpf-a-fix-99Hz", "bpf", 99, true, true}, {"bpf-a-fix-499Hz", "bpf", 499, true, true}}
 	list := os.Getenv("FLAMEDIFF_FIDELITY_CONFIGS")
 	if list == "" {
 		list = "bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz,bpf-fix-99Hz,bpf-fix-499Hz"

@@ -100,7 +100,8 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		{name: "bpf-always-99Hz", freq: 99, bpf: true, stackCopy: "always"}, {name: "bpf-always-499Hz", freq: 499, bpf: true, stackCopy: "always"},
 		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"},
 		// Sampling fidelity (#15): the switch fix's sched_switch program.
-		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true}}
+		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true},
+		{name: "bpf-a-fix-99Hz", freq: 99, all: true, bpf: true, switchFix: true}, {name: "bpf-a-fix-499Hz", freq: 499, all: true, bpf: true, switchFix: true}}
 	configs := pick(all, os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).

@@ -236,13 +236,19 @@ type Options struct {
 	// (one page with StackCopyNever). Samples that find it full are
 	// dropped and counted in Health.RingbufFull.
 	RingBufferBytes int
-	// SwitchFix (with PerThread; Linux with BTF) corrects what per-thread
+	// SwitchFix (Linux with BTF) corrects what per-thread
 	// cpu-clock events miss at context switches, with a program on the
 	// sched_switch tracepoint: a sample whose timer expired while its
 	// thread was being switched out is taken there instead of about
 	// 10 µs after the next switch-in, and the thread's run time that no
 	// sample stands for (the switches themselves) is sampled at its
-	// switch-outs. See docs/fidelity.md. Health counts what it did.
+	// switch-outs. Without PerThread (per-CPU events, whose timers miss
+	// run time of threads that run in short bursts) it needs a target
+	// pid, and each sample of a target thread stands for the thread's run
+	// time since its previous sample (the scheduler's sum_exec_runtime,
+	// in whole periods), so that every thread's samples add up to its
+	// run time; no program runs at context switches then. See
+	// docs/fidelity.md. Health counts what it did.
 	SwitchFix bool
 }
 
@@ -312,6 +318,13 @@ type Health struct {
 	// SwitchFix, Samples - SwitchSkipped + SwitchDeferred + SwitchOwed is
 	// what Samples is without it.
 	SwitchDeferred, SwitchOwed, SwitchSkipped, SwitchSurplus uint64
+	// WeightedExtra and WeightedZero count what Options.SwitchFix did with
+	// per-CPU events (weighted samples): samples added to timer samples
+	// for run time no timer sample stood for, and timer samples not
+	// counted because their thread had run less than a period since its
+	// previous one. With SwitchFix, Samples - WeightedZero +
+	// WeightedExtra samples were taken.
+	WeightedExtra, WeightedZero uint64
 	// Truncated counts stacks that reached MaxDepth frames: their root
 	// end may be missing.
 	Truncated uint64
@@ -323,7 +336,8 @@ type Health struct {
 }
 
 // Taken is the number of samples taken: Samples, less the timer samples
-// Options.SwitchFix skipped, plus those it took at switch-outs.
+// Options.SwitchFix skipped or did not count, plus those it took at
+// switch-outs or added to weighted samples.
 func (h Health) Taken() uint64 {
-	return h.Samples - h.SwitchSkipped + h.SwitchDeferred + h.SwitchOwed
+	return h.Samples - h.SwitchSkipped + h.SwitchDeferred + h.SwitchOwed - h.WeightedZero + h.WeightedExtra
 }

@@ -41,6 +41,8 @@ type profileHealthCounters struct {
 	SwitchOwed     uint64
 	SwitchSkipped  uint64
 	SwitchSurplus  uint64
+	WeightedExtra  uint64
+	WeightedZero   uint64
 }
 
 type profileRanges struct {
@@ -55,19 +57,21 @@ type profileRanges struct {
 }
 
 type profileSample struct {
-	_     structs.HostLayout
-	Tgid  uint32
-	Tid   uint32
-	Comm  [16]int8
-	Ip    uint64
-	Sp    uint64
-	Bp    uint64
-	Base  uint64
-	Len   uint32
-	Flags uint32
-	User  profileStack
-	Kern  profileStack
-	Stack [28672]uint8
+	_      structs.HostLayout
+	Tgid   uint32
+	Tid    uint32
+	Comm   [16]int8
+	Ip     uint64
+	Sp     uint64
+	Bp     uint64
+	Base   uint64
+	Len    uint32
+	Flags  uint32
+	Weight uint32
+	Pad    uint32
+	User   profileStack
+	Kern   profileStack
+	Stack  [28672]uint8
 }
 
 type profileStack struct {
@@ -89,24 +93,25 @@ type profileThreadState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	profileMapCounts       = "counts"
-	profileMapHealth       = "health"
-	profileMapNofpRanges   = "nofp_ranges"
-	profileMapRootRanges   = "root_ranges"
-	profileMapSamples      = "samples"
-	profileMapScratchSpace = "scratch_space"
-	profileMapStacks       = "stacks"
-	profileMapThreads      = "threads"
-	profileProgProfile     = "profile"
-	profileProgSwitchFix   = "switch_fix"
-	profileVarDeferSlackNs = "defer_slack_ns"
-	profileVarKernelStacks = "kernel_stacks"
-	profileVarPeriodNs     = "period_ns"
-	profileVarStackCopy    = "stack_copy"
-	profileVarStackPages   = "stack_pages"
-	profileVarTargetTgid   = "target_tgid"
-	profileVarTaskRegs     = "task_regs"
-	profileVarWakeupBytes  = "wakeup_bytes"
+	profileMapCounts           = "counts"
+	profileMapHealth           = "health"
+	profileMapNofpRanges       = "nofp_ranges"
+	profileMapRootRanges       = "root_ranges"
+	profileMapSamples          = "samples"
+	profileMapScratchSpace     = "scratch_space"
+	profileMapStacks           = "stacks"
+	profileMapThreads          = "threads"
+	profileProgProfile         = "profile"
+	profileProgProfileWeighted = "profile_weighted"
+	profileProgSwitchFix       = "switch_fix"
+	profileVarDeferSlackNs     = "defer_slack_ns"
+	profileVarKernelStacks     = "kernel_stacks"
+	profileVarPeriodNs         = "period_ns"
+	profileVarStackCopy        = "stack_copy"
+	profileVarStackPages       = "stack_pages"
+	profileVarTargetTgid       = "target_tgid"
+	profileVarTaskRegs         = "task_regs"
+	profileVarWakeupBytes      = "wakeup_bytes"
 )
 
 // loadProfile returns the embedded CollectionSpec for profile.
@@ -151,8 +156,9 @@ type profileSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileProgramSpecs struct {
-	Profile   *ebpf.ProgramSpec `ebpf:"profile"`
-	SwitchFix *ebpf.ProgramSpec `ebpf:"switch_fix"`
+	Profile         *ebpf.ProgramSpec `ebpf:"profile"`
+	ProfileWeighted *ebpf.ProgramSpec `ebpf:"profile_weighted"`
+	SwitchFix       *ebpf.ProgramSpec `ebpf:"switch_fix"`
 }
 
 // profileMapSpecs contains maps before they are loaded into the kernel.
@@ -244,13 +250,15 @@ type profileVariables struct {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profilePrograms struct {
-	Profile   *ebpf.Program `ebpf:"profile"`
-	SwitchFix *ebpf.Program `ebpf:"switch_fix"`
+	Profile         *ebpf.Program `ebpf:"profile"`
+	ProfileWeighted *ebpf.Program `ebpf:"profile_weighted"`
+	SwitchFix       *ebpf.Program `ebpf:"switch_fix"`
 }
 
 func (p *profilePrograms) Close() error {
 	return _ProfileClose(
 		p.Profile,
+		p.ProfileWeighted,
 		p.SwitchFix,
 	)
 }

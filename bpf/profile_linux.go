@@ -89,8 +89,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("bpf: frequency %d Hz negative", o.FrequencyHz)
 	case o.PerThread && o.PID == 0:
 		return fmt.Errorf("bpf: per-thread events need a target pid")
-	case o.SwitchFix && !o.PerThread:
-		return fmt.Errorf("bpf: the switch fix corrects per-thread events: it needs PerThread")
+	case o.SwitchFix && o.PID == 0:
+		return fmt.Errorf("bpf: the switch fix needs a target pid")
 	case o.MaxStacks < 0 || o.MaxStacks > 1<<24:
 		return fmt.Errorf("bpf: max stacks %d out of range [0, %d]", o.MaxStacks, 1<<24)
 	}
@@ -187,18 +187,36 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 		spec.Maps[profileMapStacks].Flags &^= unix.BPF_F_NO_PREALLOC
 	}
 
+	// Only the programs the options need are loaded: the switch fix's
+	// (which need the kernel's BTF for CO-RE) not at all without it.
 	load := func(objs *profileObjects) error {
-		if opts.SwitchFix {
-			return spec.LoadAndAssign(objs, copts)
+		switch {
+		case opts.SwitchFix && opts.PerThread:
+			var o struct {
+				profileMaps
+				Profile   *ebpf.Program `ebpf:"profile"`
+				SwitchFix *ebpf.Program `ebpf:"switch_fix"`
+			}
+			err := spec.LoadAndAssign(&o, copts)
+			objs.profileMaps, objs.Profile, objs.SwitchFix = o.profileMaps, o.Profile, o.SwitchFix
+			return err
+		case opts.SwitchFix:
+			// Per-CPU events: the weighted program takes the
+			// sampling program's place.
+			var o struct {
+				profileMaps
+				Profile *ebpf.Program `ebpf:"profile_weighted"`
+			}
+			err := spec.LoadAndAssign(&o, copts)
+			objs.profileMaps, objs.Profile = o.profileMaps, o.Profile
+			return err
 		}
-		// Without the switch fix its program (which needs the kernel's
-		// BTF for CO-RE) is not loaded at all.
-		var base struct {
+		var o struct {
 			profileMaps
 			Profile *ebpf.Program `ebpf:"profile"`
 		}
-		err := spec.LoadAndAssign(&base, copts)
-		objs.profileMaps, objs.Profile = base.profileMaps, base.Profile
+		err := spec.LoadAndAssign(&o, copts)
+		objs.profileMaps, objs.Profile = o.profileMaps, o.Profile
 		return err
 	}
 	var objs profileObjects
@@ -572,6 +590,8 @@ func (p *Profiler) Health() (Health, error) {
 		h.SwitchOwed += c.SwitchOwed
 		h.SwitchSkipped += c.SwitchSkipped
 		h.SwitchSurplus += c.SwitchSurplus
+		h.WeightedExtra += c.WeightedExtra
+		h.WeightedZero += c.WeightedZero
 		for errno, n := range c.UserErr {
 			if n != 0 {
 				h.UserStackErrors[int64(errno)] += n
@@ -765,7 +785,7 @@ func (d *sampleDecoder) decode(b []byte) (RawSample, error) {
 	off := int(unsafe.Offsetof(hdr.Ip))
 	hdr.Ip, hdr.Sp, hdr.Bp, hdr.Base = le.Uint64(b[off:]), le.Uint64(b[off+8:]), le.Uint64(b[off+16:]), le.Uint64(b[off+24:])
 	off = int(unsafe.Offsetof(hdr.Len))
-	hdr.Len, hdr.Flags = le.Uint32(b[off:]), le.Uint32(b[off+4:])
+	hdr.Len, hdr.Flags, hdr.Weight = le.Uint32(b[off:]), le.Uint32(b[off+4:]), le.Uint32(b[off+8:])
 	if int(hdr.Len) > len(b)-sampleStackOff || hdr.Sp < hdr.Base || hdr.Sp-hdr.Base >= PageSize {
 		return RawSample{}, fmt.Errorf("bpf: read samples: record of %d bytes: %d stack bytes from %#x for sp %#x", len(b), hdr.Len, hdr.Base, hdr.Sp)
 	}
@@ -787,7 +807,7 @@ func (d *sampleDecoder) decode(b []byte) (RawSample, error) {
 	return RawSample{
 		PID: hdr.Tgid, TID: hdr.Tid, Comm: name,
 		Regs:  Regs{IP: hdr.Ip, SP: hdr.Sp, BP: hdr.Bp},
-		Flags: SampleFlags(hdr.Flags),
+		Flags: SampleFlags(hdr.Flags), Weight: max(hdr.Weight, 1),
 		Stack: stack, User: d.user, Kernel: d.kernel,
 	}, nil
 }

@@ -94,6 +94,9 @@ type RawSample struct {
 	Comm     string // the thread's name when sampled
 	Regs     Regs
 	Flags    SampleFlags
+	// Weight is how many samples the record stands for: 1, or more for
+	// a weighted sample (per-CPU events with Options.SwitchFix).
+	Weight uint32
 	// Stack is the copy of the user stack from Regs.SP upwards: Stack[i]
 	// is the byte at address Regs.SP+i. It ends at the end of the
 	// thread's stack mapping, at the first page that could not be read,

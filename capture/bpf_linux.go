@@ -124,7 +124,7 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 		return fmt.Errorf("bpf sampler: %w", err)
 	}
 	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
-		SwitchFix: opts.SwitchFix && !opts.SystemWide}
+		SwitchFix: opts.SwitchFix}
 	prof, err := bpf.Load(bopts)
 	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
 		// The default asks for copies where they work: frame pointers
@@ -361,6 +361,9 @@ func healthMap(h bpf.Health) map[string]uint64 {
 	}
 	if h.SwitchDeferred+h.SwitchOwed+h.SwitchSkipped > 0 {
 		m["switch_deferred"], m["switch_owed"], m["switch_skipped"], m["switch_surplus"] = h.SwitchDeferred, h.SwitchOwed, h.SwitchSkipped, h.SwitchSurplus
+	}
+	if h.WeightedExtra+h.WeightedZero > 0 {
+		m["weighted_extra"], m["weighted_zero"] = h.WeightedExtra, h.WeightedZero
 	}
 	for kind, errs := range map[string]map[int64]uint64{"user": h.UserStackErrors, "kernel": h.KernelStackErrors} {
 		var total uint64

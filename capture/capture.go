@@ -86,10 +86,10 @@ type Options struct {
 	// ThreadRootSymbols), "always"; DefaultStackCopy when "". The perf
 	// sampler ignores it (see CallGraph).
 	StackCopy string
-	// SwitchFix has the BPF sampler correct what per-thread events miss
-	// at context switches (bpf.Options.SwitchFix, docs/fidelity.md). It
-	// needs per-thread events (not SystemWide); the perf sampler ignores
-	// it.
+	// SwitchFix has the BPF sampler correct what its cpu-clock events
+	// miss (bpf.Options.SwitchFix, docs/fidelity.md): at context switches
+	// with per-thread events; with SystemWide, by weighting each sample
+	// with its thread's run time. The perf sampler ignores it.
 	SwitchFix bool
 }
 

@@ -324,11 +324,11 @@ func (c *copyUnwinder) add(s bpf.RawSample) error {
 	}
 	c.key = k
 	if cnt, ok := c.counts[string(k)]; ok {
-		cnt.Samples++
+		cnt.Samples += uint64(max(s.Weight, 1))
 		return nil
 	}
 	key := string(k)
-	c.counts[key] = &bpf.Count{PID: s.PID, TID: s.TID, Comm: s.Comm, User: slices.Clone(user), Kernel: slices.Clone(s.Kernel), Samples: 1}
+	c.counts[key] = &bpf.Count{PID: s.PID, TID: s.TID, Comm: s.Comm, User: slices.Clone(user), Kernel: slices.Clone(s.Kernel), Samples: uint64(max(s.Weight, 1))}
 	c.order = append(c.order, key)
 	return nil
 }

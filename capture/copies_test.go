@@ -30,7 +30,8 @@ func fpStack(sp uint64, size int, links [][2]uint64) []byte {
 // TestCopyUnwinderSplice: a walk that runs out of window continues with
 // the kernel's frame-pointer walk from its last frame when the kernel has
 // that frame, and keeps what it found otherwise; walks that end at a zero
-// return address are not spliced; equal stacks add up; the frames are
+// return address are not spliced; equal stacks add up, a weighted sample
+// (per-CPU events with the switch fix) with its weight; the frames are
 // counted per object and method.
 func TestCopyUnwinderSplice(t *testing.T) {
 	const sp = 0x7ff000
@@ -43,7 +44,7 @@ func TestCopyUnwinderSplice(t *testing.T) {
 	regs := bpf.Regs{IP: 0x1000, SP: sp, BP: sp + 16}
 	samples := []bpf.RawSample{
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
-		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}, Weight: 3},
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x9000}},
 		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: zeroEnd, User: []uint64{0x1000, 0x2000, 0x6000}},
 		// No IP to start from: the kernel's walk is kept.
@@ -59,7 +60,7 @@ func TestCopyUnwinderSplice(t *testing.T) {
 	}
 	got := c.result()
 	want := []bpf.Count{
-		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, Samples: 2},
+		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000, 0x4000, 0x5000}, Samples: 4},
 		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000, 0x3000}, Samples: 1},
 		{PID: 1, TID: 2, Comm: "t", User: []uint64{0x1000, 0x2000}, Samples: 1},
 		{PID: 1, TID: 3, Comm: "t", User: []uint64{0x7000, 0x8000}, Kernel: []uint64{0xffff0001}, Samples: 1},

@@ -158,9 +158,9 @@ type Capture struct {
 	// Events is "thread" (events on the server's threads) or "cpu" (one
 	// per CPU, record --per-cpu).
 	Events string
-	// SwitchFix is record --switch-fix: the BPF sampler corrects what
-	// per-thread events miss at context switches (experimental,
-	// docs/fidelity.md). It needs the BPF sampler and events: thread.
+	// SwitchFix is record --switch-fix: the BPF sampler corrects what its
+	// cpu-clock events miss (experimental, docs/fidelity.md). It needs
+	// the BPF sampler.
 	SwitchFix bool
 }
 
@@ -645,8 +645,8 @@ func (p *configParser) capture(n *yaml.Node) {
 	if v, ok := keys["switch_fix"]; ok {
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.SwitchFix) != nil {
 			p.errorf(v, "write true (record --switch-fix) or false", "capture: switch_fix must be true or false, found %s", kindName(v))
-		} else if c.SwitchFix && (c.Sampler == "perf" || c.Events == "cpu" || strings.HasPrefix(c.CallGraph, "dwarf")) {
-			p.errorf(v, "use sampler: bpf or auto with events: thread, or drop switch_fix", "capture: switch_fix corrects the BPF sampler's per-thread events")
+		} else if c.SwitchFix && (c.Sampler == "perf" || strings.HasPrefix(c.CallGraph, "dwarf")) {
+			p.errorf(v, "use sampler: bpf or auto, or drop switch_fix", "capture: switch_fix corrects the BPF sampler's cpu-clock events")
 		}
 	}
 }

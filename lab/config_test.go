@@ -207,7 +207,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bpf with dwarf", okServers + okWorkloads + "capture: {sampler: bpf, call_graph: dwarf}\n",
 			[]string{`c.yaml:3:37: capture: the bpf sampler walks frame pointers, not dwarf (fix: use sampler: perf (or auto) for dwarf, or call_graph: auto or fp with bpf)`}},
 		{"switch fix with perf", okServers + okWorkloads + "capture: {sampler: perf, switch_fix: true}\n",
-			[]string{`c.yaml:3:38: capture: switch_fix corrects the BPF sampler's per-thread events (fix: use sampler: bpf or auto with events: thread, or drop switch_fix)`}},
+			[]string{`c.yaml:3:38: capture: switch_fix corrects the BPF sampler's cpu-clock events (fix: use sampler: bpf or auto, or drop switch_fix)`}},
 		{"switch fix not a bool", okServers + okWorkloads + "capture: {switch_fix: often}\n",
 			[]string{`c.yaml:3:23: capture: switch_fix must be true or false, found "often" (fix: write true (record --switch-fix) or false)`}},
 		{"empty roots", okServers + okWorkloads + "roots: []\n",

@@ -64,9 +64,10 @@ type Config struct {
 	// with the CFI of the mapped objects, through code without frame
 	// pointers. The perf sampler ignores it.
 	StackCopy string
-	// SwitchFix has the BPF sampler correct what per-thread events miss
-	// at context switches (capture.Options.SwitchFix, docs/fidelity.md);
-	// it needs the BPF sampler's per-thread events (not PerCPU, not
+	// SwitchFix has the BPF sampler correct what its cpu-clock events
+	// miss (capture.Options.SwitchFix, docs/fidelity.md): at context
+	// switches with per-thread events, by weighting each sample with its
+	// thread's run time with PerCPU. It needs the BPF sampler (not
 	// Sampler perf).
 	SwitchFix bool
 	// Kernel keeps kernel frames; else samples in the kernel count for
@@ -179,8 +180,8 @@ func (c Config) Validate() error {
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
-	case c.SwitchFix && (c.Sampler == "perf" || c.PerCPU || cg.Method == capture.CallGraphDwarf || c.Event == "cycles"):
-		msg = "SwitchFix corrects the BPF sampler's per-thread events: it needs Sampler bpf or auto, not PerCPU, no CallGraph dwarf, no Event cycles"
+	case c.SwitchFix && (c.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || c.Event == "cycles"):
+		msg = "SwitchFix corrects the BPF sampler's cpu-clock events: it needs Sampler bpf or auto, no CallGraph dwarf, no Event cycles"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
 		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
 	case c.Socket != "" && c.DSN != "":

@@ -32,7 +32,7 @@ func TestValidate(t *testing.T) {
 		{"stack copy", func(c *Config) { c.StackCopy = "sometimes" }, `StackCopy "sometimes": want never, auto or always`},
 		{"stack copy always", func(c *Config) { c.StackCopy = "always" }, ""},
 		{"switch fix", func(c *Config) { c.SwitchFix = true }, ""},
-		{"switch fix per-CPU", func(c *Config) { c.SwitchFix, c.PerCPU = true, true }, "SwitchFix corrects the BPF sampler's per-thread events"},
+		{"switch fix per-CPU", func(c *Config) { c.SwitchFix, c.PerCPU = true, true }, ""},
 		{"switch fix with perf", func(c *Config) { c.SwitchFix, c.Sampler = true, "perf" }, "SwitchFix corrects"},
 		{"switch fix with cycles", func(c *Config) { c.SwitchFix, c.Event = true, "cycles" }, "SwitchFix corrects"},
 		{"dwarf with a size", func(c *Config) { c.Sampler, c.CallGraph = "perf", "dwarf,16384" }, ""},

@@ -57,7 +57,7 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	f.StringVar(&opts.CallGraph, "call-graph", record.CallGraphAuto, fmt.Sprintf("stack walking: auto (whole stacks with either sampler: dwarf with perf; frame pointers and --stack-copy with bpf), fp (frame pointers; perf's stop in code without them, as glibc) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
 	enumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
 	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
-	f.BoolVar(&opts.SwitchFix, "switch-fix", false, "BPF sampler, per-thread events: correct what they miss at context switches (samples whose timer expired during a switch-out, CPU of the switches themselves); experimental, see docs/fidelity.md")
+	f.BoolVar(&opts.SwitchFix, "switch-fix", false, "BPF sampler: correct what its cpu-clock events miss (per-thread events: samples whose timer expired during a switch-out, CPU of the switches themselves; --per-cpu: each sample weighted by its thread's run time); experimental, see docs/fidelity.md")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool
@@ -98,8 +98,8 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
 	case o.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
-	case o.SwitchFix && (o.Sampler == "perf" || o.PerCPU || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
-		return usageError("--switch-fix corrects the BPF sampler's per-thread events: drop --sampler perf, --per-cpu, --call-graph dwarf and --event cycles")
+	case o.SwitchFix && (o.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
+		return usageError("--switch-fix corrects the BPF sampler's cpu-clock events: drop --sampler perf, --call-graph dwarf and --event cycles")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
 		return usageError("--warmup, --duration and --margin cannot be negative")
 	case len(o.Workload) == 0 && o.Duration == 0:

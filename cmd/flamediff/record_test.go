@@ -69,7 +69,7 @@ func TestRecordFlags(t *testing.T) {
 		{name: "bad freq", args: []string{"--out", dir, "--freq", "0", "--duration", "1s"}, wantErr: "want 1 to 10000 Hz"},
 		{name: "bad sampler", args: []string{"--out", dir, "--sampler", "ebpf", "--duration", "1s"}, wantErr: "want perf, bpf or auto"},
 		{name: "bpf with dwarf", args: []string{"--out", dir, "--sampler", "bpf", "--call-graph", "dwarf", "--duration", "1s"}, wantErr: "needs --sampler perf"},
-		{name: "switch fix per-CPU", args: []string{"--out", dir, "--switch-fix", "--per-cpu", "--duration", "1s"}, wantErr: "--switch-fix corrects the BPF sampler's per-thread events"},
+		{name: "switch fix with perf", args: []string{"--out", dir, "--switch-fix", "--sampler", "perf", "--duration", "1s"}, wantErr: "--switch-fix corrects the BPF sampler's cpu-clock events"},
 		{name: "switch fix with cycles", args: []string{"--out", dir, "--switch-fix", "--event", "cycles", "--duration", "1s"}, wantErr: "--switch-fix corrects"},
 		{name: "switch fix", args: []string{"--out", dir, "--switch-fix", "--duration", "1s"},
 			check: func(t *testing.T, o *RecordOptions) {
