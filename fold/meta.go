@@ -93,6 +93,10 @@ type Meta struct {
 	// Unwind says how the stacks were unwound, per object; nil when not
 	// recorded.
 	Unwind *Unwind `json:"unwind,omitempty"`
+	// Fidelity compares, per thread name, the CPU the samples stand for
+	// with the run time the scheduler accounted to the threads of that
+	// name over the window (schedstat); nil when not measured.
+	Fidelity []ThreadFidelity `json:"fidelity,omitempty"`
 	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)
 	// or "thread" (events on the target's threads).
 	SamplerScope string `json:"sampler_scope,omitempty"`
@@ -532,6 +536,22 @@ func WriteMeta(w io.Writer, m *Meta) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// ThreadFidelity is one thread name's line of Meta.Fidelity.
+type ThreadFidelity struct {
+	// Thread is the thread name (the folded stacks' first frame).
+	Thread string `json:"thread"`
+	// Threads is how many threads of that name ran in the window.
+	Threads int `json:"threads,omitempty"`
+	// Samples is the samples of that name (in the stacks' unit: for
+	// "period" stacks, their share of Meta.Samples).
+	Samples int64 `json:"samples"`
+	// SampledCPUSeconds is the CPU the samples stand for: their share of
+	// Meta.SampledCPUSeconds.
+	SampledCPUSeconds float64 `json:"sampled_cpu_seconds"`
+	// AccountedCPUSeconds is the threads' run time over the window.
+	AccountedCPUSeconds float64 `json:"accounted_cpu_seconds"`
 }
 
 // Unwind says how a run's stacks were unwound (run.json "unwind").

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +15,65 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/symbolmap"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
+
+// threadFidelity pairs the samples of each thread name in p (the stacks'
+// first frame) with the run time the threads of that name were accounted,
+// most accounted first, then most sampled, then by name. Each name's
+// samples and sampled CPU are its share of p's total applied to samples
+// and sampledCPU (the stacks may count periods). Nil without accounted
+// run times (no schedstat) or without samples.
+func threadFidelity(p *fold.Profile, samples int64, sampledCPU float64, accounted []procstat.ThreadCPU) []fold.ThreadFidelity {
+	if p == nil || len(accounted) == 0 {
+		return nil
+	}
+	total := p.Total()
+	if total <= 0 {
+		return nil
+	}
+	byName := map[string]*fold.ThreadFidelity{}
+	get := func(name string) *fold.ThreadFidelity {
+		t := byName[name]
+		if t == nil {
+			t = &fold.ThreadFidelity{Thread: name}
+			byName[name] = t
+		}
+		return t
+	}
+	sampled := map[string]int64{}
+	for _, st := range p.Stacks {
+		if len(st.Frames) > 0 {
+			sampled[st.Frames[0]] += st.Value
+		}
+	}
+	for name, v := range sampled {
+		t := get(name)
+		share := float64(v) / float64(total)
+		t.Samples = int64(math.Round(share * float64(samples)))
+		t.SampledCPUSeconds = share * sampledCPU
+	}
+	for _, a := range accounted {
+		t := get(a.Name)
+		t.Threads = a.Threads
+		t.AccountedCPUSeconds = a.Seconds
+	}
+	out := make([]fold.ThreadFidelity, 0, len(byName))
+	for _, t := range byName {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		switch {
+		case a.AccountedCPUSeconds != b.AccountedCPUSeconds:
+			return a.AccountedCPUSeconds > b.AccountedCPUSeconds
+		case a.SampledCPUSeconds != b.SampledCPUSeconds:
+			return a.SampledCPUSeconds > b.SampledCPUSeconds
+		}
+		return a.Thread < b.Thread
+	})
+	return out
+}
 
 // stackFigures sets m's StackCompleteness from p, the run's folded stacks:
 // the share of samples whose stack reaches a thread root, with the default

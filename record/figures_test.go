@@ -2,12 +2,14 @@ package record
 
 import (
 	"bytes"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 func TestSysbenchTime(t *testing.T) {
@@ -129,4 +131,37 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+func TestThreadFidelity(t *testing.T) {
+	// Period units: 300 of 400 ns-units are mariadbd's, 100 io_worker's;
+	// the sampler counted 40 samples standing for 0.4 CPU-s.
+	p := &fold.Profile{Unit: fold.UnitPeriod, Stacks: []fold.Stack{
+		{Frames: []string{"mariadbd", "do_command"}, Value: 200},
+		{Frames: []string{"mariadbd", "poll"}, Value: 100},
+		{Frames: []string{"io_worker", "pwrite"}, Value: 100},
+	}}
+	accounted := []procstat.ThreadCPU{{Name: "mariadbd", Threads: 3, Seconds: 0.33}, {Name: "purge", Threads: 1, Seconds: 0.02}}
+	got := threadFidelity(p, 40, 0.4, accounted)
+	want := []fold.ThreadFidelity{
+		{Thread: "mariadbd", Threads: 3, Samples: 30, SampledCPUSeconds: 0.3, AccountedCPUSeconds: 0.33},
+		{Thread: "purge", Threads: 1, AccountedCPUSeconds: 0.02},
+		{Thread: "io_worker", Samples: 10, SampledCPUSeconds: 0.1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("threadFidelity = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Thread != w.Thread || g.Threads != w.Threads || g.Samples != w.Samples ||
+			math.Abs(g.SampledCPUSeconds-w.SampledCPUSeconds) > 1e-9 || g.AccountedCPUSeconds != w.AccountedCPUSeconds {
+			t.Errorf("line %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if got := threadFidelity(p, 40, 0.4, nil); got != nil {
+		t.Errorf("without accounted run times: %+v, want nil", got)
+	}
+	if got := threadFidelity(&fold.Profile{}, 0, 0, accounted); got != nil {
+		t.Errorf("without samples: %+v, want nil", got)
+	}
 }

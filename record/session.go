@@ -36,6 +36,8 @@ type recorder struct {
 	// said "Threads started!", the zero of its interim reports' clock.
 	runStart time.Time
 	threads  *markWriter
+	// accounted is the window's run time by thread name (schedstat).
+	accounted []procstat.ThreadCPU
 }
 
 // window is the sampled window: when it started and ended, and the
@@ -257,6 +259,7 @@ func (r *recorder) procFigures(w procstat.Window) {
 	r.meta.VoluntaryCtxSwitches, r.meta.InvoluntaryCtxSwitches = w.Voluntary, w.Involuntary
 	r.meta.ReadOps, r.meta.WriteOps = w.ReadOps, w.WriteOps
 	r.meta.ReadKB, r.meta.WriteKB = w.ReadKB, w.WriteKB
+	r.accounted = w.Threads
 }
 
 // operations fills the operation count from the server's counters.
@@ -348,6 +351,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.Complete = &complete
 	r.meta.Incomplete = reason
 	stackFigures(r.meta, res.Profile)
+	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted)
 	res.Profile.Meta = r.meta
 	if err := rundir.Write(c.Out, res.Profile, r.meta); err != nil {
 		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)

@@ -255,6 +255,20 @@ func TestRecordMariaDB(t *testing.T) {
 	if m.VoluntaryCtxSwitches == 0 {
 		t.Errorf("no context switches counted")
 	}
+	// Fidelity per thread name: the names' sampled CPU adds up to the
+	// run's, and their run time (schedstat) to the CPU /proc/PID/stat
+	// accounted (threads that ran only between the snapshots are missing
+	// from it, and stat counts in 10 ms ticks).
+	var sampled, accounted float64
+	t.Logf("fidelity: %+v", m.Fidelity)
+	for _, f := range m.Fidelity {
+		sampled += f.SampledCPUSeconds
+		accounted += f.AccountedCPUSeconds
+	}
+	if len(m.Fidelity) == 0 || !within(sampled, m.SampledCPUSeconds, 0.001) || !within(accounted, m.CPUSeconds(), 0.05) {
+		t.Errorf("fidelity %+v: sampled %.3f s (run %.3f), accounted %.3f s (stat %.3f): want both to add up",
+			m.Fidelity, sampled, m.SampledCPUSeconds, accounted, m.CPUSeconds())
+	}
 	for _, f := range []string{"profile.pb.gz", "workload.log", "stacks.folded"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", f, err)

@@ -30,6 +30,26 @@ func FuzzParseStat(f *testing.F) {
 	})
 }
 
+func FuzzParseSchedstat(f *testing.F) {
+	for _, s := range []string{"", "123456789 1000 7\n", "18446744073709551615 0 0", "1e9 1 1", " 5"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ParseSchedstat(data)
+		if err != nil {
+			if v != 0 {
+				t.Fatalf("ParseSchedstat(%q) = %d and error %v", data, v, err)
+			}
+			return
+		}
+		// Round trip through the kernel's format.
+		line := fmt.Sprintf("%d 0 0\n", v)
+		if v2, err := ParseSchedstat([]byte(line)); err != nil || v2 != v {
+			t.Fatalf("ParseSchedstat(%q) = %d, %v; want %d", line, v2, err, v)
+		}
+	})
+}
+
 func FuzzParseStatus(f *testing.F) {
 	fuzzseed.AddFiles(f, "testdata/proc/*.status")
 	f.Add([]byte("voluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t2"))

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,6 +53,25 @@ type Snapshot struct {
 	// IOAvailable is false when /proc/PID/io could not be read (it needs
 	// ptrace access to the process); the I/O fields are then zero.
 	IOAvailable bool
+	// Tasks holds each live thread's name and run time, by thread id, from
+	// /proc/PID/task/TID/comm and the first field of
+	// /proc/PID/task/TID/schedstat (the scheduler's sum_exec_runtime, in
+	// ns, which samplers are checked against). Nil when the kernel has no
+	// schedstat files (CONFIG_SCHED_INFO off).
+	Tasks map[int]Task
+}
+
+// Task is one thread of a Snapshot.
+type Task struct {
+	Name  string
+	RunNs uint64
+}
+
+// ThreadCPU is the run time of the threads of one name in a Window.
+type ThreadCPU struct {
+	Name    string
+	Threads int     // threads of that name that ran in the window
+	Seconds float64 // their run time in the window (schedstat)
 }
 
 // CPUSeconds returns the process's user plus system CPU time in seconds.
@@ -70,10 +91,63 @@ type Window struct {
 	ReadOps, WriteOps int64
 	// ReadKB and WriteKB are storage I/O in the window, in KiB.
 	ReadKB, WriteKB float64
+	// Threads is the run time of the window by thread name (schedstat),
+	// most first (equal ones by name): threads alive at both snapshots,
+	// and threads started in the window from zero; threads that exited in
+	// the window are missing. Nil unless both snapshots have Tasks.
+	Threads []ThreadCPU
 }
 
 // CPU returns the CPU seconds of the window, user plus system.
 func (w Window) CPU() float64 { return w.CPUUser + w.CPUSystem }
+
+// threadCPU sums the run time of the tasks in after since before by name.
+func threadCPU(before, after map[int]Task) []ThreadCPU {
+	byName := map[string]*ThreadCPU{}
+	for tid, a := range after {
+		var d uint64
+		if b, ok := before[tid]; ok {
+			d = deltaU(b.RunNs, a.RunNs)
+		} else {
+			d = a.RunNs // started in the window
+		}
+		if d == 0 {
+			continue
+		}
+		t := byName[a.Name]
+		if t == nil {
+			t = &ThreadCPU{Name: a.Name}
+			byName[a.Name] = t
+		}
+		t.Threads++
+		t.Seconds += float64(d) / 1e9
+	}
+	out := make([]ThreadCPU, 0, len(byName))
+	for _, t := range byName {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seconds != out[j].Seconds {
+			return out[i].Seconds > out[j].Seconds
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// ParseSchedstat returns the first field of /proc/PID/task/TID/schedstat:
+// the thread's run time in nanoseconds.
+func ParseSchedstat(data []byte) (uint64, error) {
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("schedstat: empty")
+	}
+	v, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat: run time %q: %w", f[0], err)
+	}
+	return v, nil
+}
 
 // Diff returns the window between two snapshots of the same process.
 // A counter that went down (context switches of threads that exited in
@@ -95,6 +169,9 @@ func Diff(before, after *Snapshot) Window {
 		CPUSystem:   float64(deltaU(before.SystemTicks, after.SystemTicks)) / float64(hz),
 		Voluntary:   deltaI(before.Voluntary, after.Voluntary),
 		Involuntary: deltaI(before.Involuntary, after.Involuntary),
+	}
+	if before.Tasks != nil && after.Tasks != nil {
+		w.Threads = threadCPU(before.Tasks, after.Tasks)
 	}
 	if before.IOAvailable && after.IOAvailable {
 		w.ReadOps = deltaI(before.ReadOps, after.ReadOps)

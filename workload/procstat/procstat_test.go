@@ -237,6 +237,24 @@ func TestDiff(t *testing.T) {
 			after:  &base,
 			want:   Window{},
 		},
+		{
+			name: "threads by name",
+			before: later(func(s *Snapshot) {
+				s.Tasks = map[int]Task{1: {"mariadbd", 1e9}, 2: {"worker", 5e8}, 3: {"worker", 2e8}, 4: {"gone", 7e9}}
+			}),
+			after: later(func(s *Snapshot) {
+				// 2 and 3 ran 0.25 s each, 1 ran 0.1 s, 5 started in the
+				// window, 4 exited, 6 started and did not run.
+				s.Tasks = map[int]Task{1: {"mariadbd", 1.1e9}, 2: {"worker", 7.5e8}, 3: {"worker", 4.5e8}, 5: {"new", 3e8}, 6: {"idle", 0}}
+			}),
+			want: Window{Threads: []ThreadCPU{{"worker", 2, 0.5}, {"new", 1, 0.3}, {"mariadbd", 1, 0.1}}},
+		},
+		{
+			name:   "threads in one snapshot only",
+			before: &base,
+			after:  later(func(s *Snapshot) { s.Tasks = map[int]Task{1: {"mariadbd", 1e9}} }),
+			want:   Window{},
+		},
 		{name: "nil before", before: nil, after: &base, want: Window{}},
 		{name: "nil after", before: &base, after: nil, want: Window{}},
 	}
@@ -265,5 +283,34 @@ func windowsClose(a, b Window) bool {
 	near := func(x, y float64) bool { d := x - y; return d < 1e-9 && d > -1e-9 }
 	return near(a.Seconds, b.Seconds) && near(a.CPUUser, b.CPUUser) && near(a.CPUSystem, b.CPUSystem) &&
 		a.Voluntary == b.Voluntary && a.Involuntary == b.Involuntary && a.ReadOps == b.ReadOps &&
-		a.WriteOps == b.WriteOps && near(a.ReadKB, b.ReadKB) && near(a.WriteKB, b.WriteKB)
+		a.WriteOps == b.WriteOps && near(a.ReadKB, b.ReadKB) && near(a.WriteKB, b.WriteKB) &&
+		len(a.Threads) == len(b.Threads) && threadsClose(a.Threads, b.Threads, near)
+}
+
+func threadsClose(a, b []ThreadCPU, near func(x, y float64) bool) bool {
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Threads != b[i].Threads || !near(a[i].Seconds, b[i].Seconds) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestParseSchedstat(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"123456789 1000 7\n", 123456789, true},
+		{"42", 42, true},
+		{"", 0, false},
+		{"x 1 2", 0, false},
+		{"-1 0 0", 0, false},
+	} {
+		got, err := ParseSchedstat([]byte(tt.in))
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseSchedstat(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -61,6 +62,7 @@ func Read(procRoot string, pid int) (*Snapshot, error) {
 		snap.Voluntary += vol
 		snap.Involuntary += invol
 		snap.Threads++
+		readTask(snap, filepath.Join(dir, "task", task.Name()), task.Name())
 	}
 	if snap.Threads == 0 {
 		return nil, fmt.Errorf("pid %d: %w (no threads left)", pid, ErrProcessGone)
@@ -84,6 +86,33 @@ func Read(procRoot string, pid int) (*Snapshot, error) {
 		// without I/O figures.
 	}
 	return snap, nil
+}
+
+// readTask adds the thread in dir to snap.Tasks, with its name and run
+// time. A thread without a schedstat file (a kernel without
+// CONFIG_SCHED_INFO) leaves Tasks nil; one that exited or cannot be parsed
+// is left out.
+func readTask(snap *Snapshot, dir, name string) {
+	tid, err := strconv.Atoi(name)
+	if err != nil {
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "schedstat"))
+	if err != nil {
+		return
+	}
+	run, err := ParseSchedstat(data)
+	if err != nil {
+		return
+	}
+	comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+	if err != nil {
+		return
+	}
+	if snap.Tasks == nil {
+		snap.Tasks = map[int]Task{}
+	}
+	snap.Tasks[tid] = Task{Name: strings.TrimSuffix(string(comm), "\n"), RunNs: run}
 }
 
 // gone reports whether a read error means the process or thread is gone.

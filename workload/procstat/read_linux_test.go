@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -50,13 +51,17 @@ func status(vol, invol int) string {
 
 func TestReadFake(t *testing.T) {
 	full := map[string]string{
-		"42/stat":           fakeStat,
-		"42/io":             fakeIO,
-		"42/task/42/status": status(100, 5),
-		"42/task/43/status": status(20, 1),
-		"42/task/44/status": status(3, 0),
-		"1/stat":            "1 (init) S 0 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0\n",
-		"1/task/1/status":   status(1, 1),
+		"42/stat":              fakeStat,
+		"42/io":                fakeIO,
+		"42/task/42/status":    status(100, 5),
+		"42/task/43/status":    status(20, 1),
+		"42/task/44/status":    status(3, 0),
+		"42/task/42/schedstat": "5000000 100 7\n",
+		"42/task/42/comm":      "mariadbd\n",
+		"42/task/43/schedstat": "2000000 0 1\n",
+		"42/task/43/comm":      "io_worker\n",
+		"1/stat":               "1 (init) S 0 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0\n",
+		"1/task/1/status":      status(1, 1),
 	}
 	with := func(changes map[string]string, remove ...string) map[string]string {
 		m := map[string]string{}
@@ -134,7 +139,12 @@ func TestReadFake(t *testing.T) {
 				t.Errorf("Read(%d).Time = %v, not during the call", tt.pid, got.Time)
 			}
 			got.Time = time.Time{}
-			if *got != tt.want {
+			// Every snapshot of 42 has its threads with schedstat files
+			// (44 has none, and is left out).
+			if tt.pid == 42 {
+				tt.want.Tasks = map[int]Task{42: {"mariadbd", 5000000}, 43: {"io_worker", 2000000}}
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("Read(%d) = %+v, want %+v", tt.pid, *got, tt.want)
 			}
 		})
@@ -158,7 +168,7 @@ func TestReadRealTree(t *testing.T) {
 	got.Time = time.Time{}
 	want := Snapshot{UserTicks: 252, SystemTicks: 189, ClockTicks: 100, Voluntary: 43668, Involuntary: 18661,
 		Threads: 17, ReadOps: 486, WriteOps: 2355, ReadBytes: 2969600, WriteBytes: 15671296, IOAvailable: true}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Read(mariadbd copy) = %+v, want %+v", *got, want)
 	}
 }
@@ -205,6 +215,15 @@ func TestReadLive(t *testing.T) {
 	}
 	if w.ReadOps == 0 {
 		t.Errorf("Diff() = %+v: no read system calls in the window (Read itself reads)", w)
+	}
+	// The threads' run time (schedstat) is the CPU /proc/PID/stat
+	// accounts (the kernel scales stat's ticks to it), up to a tick each.
+	var run float64
+	for _, th := range w.Threads {
+		run += th.Seconds
+	}
+	if len(w.Threads) == 0 || run < w.CPU()-0.05 || run > w.CPU()+0.05 {
+		t.Errorf("Diff().Threads = %+v: %.3f s of run time, want the %.3f CPU-s of stat within 0.05 s", w.Threads, run, w.CPU())
 	}
 
 	// A process that has exited and been reaped.
