@@ -311,6 +311,15 @@ func fillFigures(v *Version, runs []*loaded, h diff.Hints) {
 	v.ReadKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.ReadKB })
 	v.WriteKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.WriteKB })
 	stackFigures(v, runs, h)
+	var sampled []float64
+	for _, l := range runs {
+		if m := l.p.Meta; m.SampledCPUSeconds > 0 && m.CPUSeconds() > 0 {
+			sampled = append(sampled, 100*m.SampledCPUSeconds/m.CPUSeconds())
+		}
+	}
+	if len(sampled) > 0 {
+		v.SampledPct = figureOf(sampled)
+	}
 }
 
 // stackFigures fills the cell's recorded stack completeness, unwind

@@ -74,6 +74,8 @@
 //	      "stack_complete_pct": figure, // optional: samples whose stack reaches a thread root (0 to 100),
 //	                               //   over the repeats whose run.json records stack_completeness
 //	      "unwind": string,        // optional: how their stacks were walked ("fp", "cfi+fp", "dwarf"; ", "-joined when repeats differ)
+//	      "sampled_pct": figure,   // optional: CPU the samples stand for, % of the accounted CPU,
+//	                               //   over the repeats whose run.json records sampled_cpu_seconds
 //	      "warnings": [string]     // optional: the stack completeness warning of the least complete repeat, below 99%
 //	    }],
 //	    "subtrees": [{             // one per root

@@ -179,10 +179,15 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 func (r *Report) costSection(w *Workload) report.Section {
 	s := report.Section{Title: "Throughput and cost per operation",
 		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("rQPS"), report.NumColumn("cpu/o µs"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
-	// Runs that recorded their stack completeness add two columns.
-	stacks := false
+	// Runs that recorded the CPU their samples stand for add a column,
+	// and runs that recorded their stack completeness two.
+	stacks, sampled := false, false
 	for _, v := range w.Versions {
 		stacks = stacks || v.StackCompletePct != nil
+		sampled = sampled || v.SampledPct != nil
+	}
+	if sampled {
+		s.Columns = append(s.Columns, report.NumColumn("sampled %"))
 	}
 	if stacks {
 		s.Columns = append(s.Columns, report.NumColumn("complete %"), report.TextColumn("unwind"))
@@ -191,6 +196,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 	for _, v := range w.Versions {
 		if v.Missing != "" {
 			row := []report.Cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")}
+			if sampled {
+				row = append(row, txt("-"))
+			}
 			if stacks {
 				row = append(row, txt("-"), txt("-"))
 			}
@@ -204,6 +212,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 		}
 		row := []report.Cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, report.F2)), txt(rq), txt(marked(opt(v.CPUPerOp, report.F2), v.CPUPerOpTest)),
 			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))}
+		if sampled {
+			row = append(row, txt(opt(v.SampledPct, report.F2)))
+		}
 		if stacks {
 			unwind := v.Unwind
 			if unwind == "" {
@@ -220,6 +231,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 		}
 	}
 	note := "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured."
+	if sampled {
+		note = strings.TrimSuffix(note, ".") + "; sampled %: the CPU the samples stand for, in % of the CPU the server was accounted (median over the repeats; below 100 a sampler missed CPU, see docs/fidelity.md)."
+	}
 	if stacks {
 		note = strings.TrimSuffix(note, ".") + "; complete %: samples whose stack reaches a thread root (median over the repeats that recorded it), unwind: how stacks were walked."
 	}

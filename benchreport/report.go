@@ -78,6 +78,11 @@ type Version struct {
 	// repeats' methods, ", "-joined, when they differ).
 	StackCompletePct *Figure `json:"stack_complete_pct,omitempty"`
 	Unwind           string  `json:"unwind,omitempty"`
+	// SampledPct is, over the repeats whose run.json recorded
+	// sampled_cpu_seconds, the CPU the samples stand for in percent of
+	// the CPU the process was accounted (docs/fidelity.md); nil when no
+	// repeat recorded it.
+	SampledPct *Figure `json:"sampled_pct,omitempty"`
 	// Warnings are the sentences about the cell's figures: the stack
 	// completeness warning (diff.Unwinding.Warning) of the repeat whose
 	// stacks reach a thread root least often, when it is below

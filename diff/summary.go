@@ -65,6 +65,12 @@ type RunFigures struct {
 	// the base profile's QPS: 1 for the base, 0 when either is unknown.
 	QPS         float64
 	RelativeQPS float64
+	// SampledPct is the CPU the samples stand for (run.json
+	// sampled_cpu_seconds) in percent of the CPU the process was
+	// accounted (cpu_seconds), valid only when HasSampled: a sampler that
+	// misses CPU shows below 100 (docs/fidelity.md).
+	SampledPct float64
+	HasSampled bool
 }
 
 // Summary is everything a report says about one profile.
@@ -141,6 +147,10 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 	f.CPUSeconds = m.CPUSeconds()
 	f.Operations = m.Operations
 	f.MicrosPerOp = m.CPUMicrosPerOp()
+	if m.SampledCPUSeconds > 0 {
+		f.HasSampled = true
+		f.SampledPct = 100 * m.SampledCPUSeconds / f.CPUSeconds
+	}
 	if m.VoluntaryCtxSwitches+m.InvoluntaryCtxSwitches > 0 {
 		f.HasCtxSwitches = true
 		f.CtxSwitchesPerOp = m.CtxSwitchesPerOp()

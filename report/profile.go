@@ -120,18 +120,24 @@ func subtreeNotes(skipped, chains bool, threshold float64, flags *CollapseFlags)
 }
 
 // runSection is the per-op block: one row per profile. When a profile's
-// run recorded its stack completeness, two columns show it for every
-// profile: "complete %", the share of samples whose stack reaches a thread
-// root, and "unwind", how the stacks were walked ("-": not recorded).
+// run recorded the CPU its samples stand for, "sampled %" shows it in
+// percent of the accounted CPU for every profile. When a profile's run
+// recorded its stack completeness, two columns show it for every profile:
+// "complete %", the share of samples whose stack reaches a thread root,
+// and "unwind", how the stacks were walked ("-": not recorded).
 func runSection(sums []*diff.Summary, f Format) Section {
 	s := Section{
 		Title: "Run",
 		Columns: []Column{{"profile", false}, {"unit", false}, {"total", true}, {"cpu s", true}, {"ops", true},
 			{"QPS", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}},
 	}
-	recorded := false
+	recorded, sampled := false, false
 	for _, sum := range sums {
 		recorded = recorded || sum.Recorded != nil
+		sampled = sampled || sum.Profile.HasSampled
+	}
+	if sampled {
+		s.Columns = append(s.Columns, Column{"sampled %", true})
 	}
 	if recorded {
 		s.Columns = append(s.Columns, Column{"complete %", true}, Column{"unwind", false})
@@ -153,6 +159,13 @@ func runSection(sums []*diff.Summary, f Format) Section {
 		}
 		if f == FormatMarkdown {
 			row[0] = "`" + row[0] + "`"
+		}
+		if sampled {
+			pct := "-"
+			if p.HasSampled {
+				pct = F2(p.SampledPct)
+			}
+			row = append(row, pct)
 		}
 		if recorded {
 			complete, method := "-", "-"

@@ -33,6 +33,7 @@ import (
 //	  "cs_per_op": float,         // optional: context switches per op (cs/o)
 //	  "qps": float,               // optional: operations per second
 //	  "rqps": float,              // optional: qps / base qps (1 for the base)
+//	  "sampled_pct": float,       // optional: CPU the samples stand for, % of cpu_seconds
 //	  "completeness": {           // optional: stacks not starting at a thread root
 //	    "incomplete": int, "incomplete_pct": float
 //	  },
@@ -157,6 +158,7 @@ type JSONProfile struct {
 	CtxSwitchesPerOp *float64          `json:"cs_per_op,omitempty"`
 	QPS              *float64          `json:"qps,omitempty"`
 	RQPS             *float64          `json:"rqps,omitempty"`
+	SampledPct       *float64          `json:"sampled_pct,omitempty"`
 	Completeness     *JSONCompleteness `json:"completeness,omitempty"`
 	Stacks           *JSONStacks       `json:"stacks,omitempty"`
 }
@@ -175,6 +177,7 @@ func profileJSON(s *diff.Summary) JSONProfile {
 	j.CtxSwitchesPerOp = ptr(f.HasCtxSwitches, f.CtxSwitchesPerOp)
 	j.QPS = ptr(f.QPS > 0, f.QPS)
 	j.RQPS = ptr(f.RelativeQPS > 0, f.RelativeQPS)
+	j.SampledPct = ptr(f.HasSampled, f.SampledPct)
 	if c := s.Completeness; c != nil {
 		j.Completeness = &JSONCompleteness{Incomplete: c.Incomplete, IncompletePct: c.IncompletePct}
 	}
