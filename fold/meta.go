@@ -93,6 +93,9 @@ type Meta struct {
 	// Unwind says how the stacks were unwound, per object; nil when not
 	// recorded.
 	Unwind *Unwind `json:"unwind,omitempty"`
+	// SwitchFix says that the BPF sampler corrected what its cpu-clock
+	// events miss (record --switch-fix, on by default; docs/fidelity.md).
+	SwitchFix bool `json:"switch_fix,omitempty"`
 	// Fidelity compares, per thread name, the CPU the samples stand for
 	// with the run time the scheduler accounted to the threads of that
 	// name over the window (schedstat); nil when not measured.

@@ -159,9 +159,10 @@ type Capture struct {
 	// per CPU, record --per-cpu).
 	Events string
 	// SwitchFix is record --switch-fix: the BPF sampler corrects what its
-	// cpu-clock events miss (experimental, docs/fidelity.md). It needs
-	// the BPF sampler.
-	SwitchFix bool
+	// cpu-clock events miss (docs/fidelity.md). Nil (the default): where
+	// the BPF sampler runs and the kernel allows it; true: required (it
+	// needs the BPF sampler); false: off.
+	SwitchFix *bool
 }
 
 // Base returns the base server: the one marked base, or the only one.
@@ -643,9 +644,10 @@ func (p *configParser) capture(n *yaml.Node) {
 		}
 	}
 	if v, ok := keys["switch_fix"]; ok {
-		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.SwitchFix) != nil {
+		var on bool
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&on) != nil {
 			p.errorf(v, "write true (record --switch-fix) or false", "capture: switch_fix must be true or false, found %s", kindName(v))
-		} else if c.SwitchFix && (c.Sampler == "perf" || strings.HasPrefix(c.CallGraph, "dwarf")) {
+		} else if c.SwitchFix = &on; on && (c.Sampler == "perf" || strings.HasPrefix(c.CallGraph, "dwarf")) {
 			p.errorf(v, "use sampler: bpf or auto, or drop switch_fix", "capture: switch_fix corrects the BPF sampler's cpu-clock events")
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -118,11 +119,23 @@ func TestParseConfigCallGraphSize(t *testing.T) {
 // TestParseConfigErrors checks each mistake is reported at its line and
 // column with a fix.
 // capture.switch_fix reaches the config (and the matrix passes it to
-// record.Config.SwitchFix).
+// record.Config.SwitchFix or NoSwitchFix); absent, record's default.
 func TestParseConfigSwitchFix(t *testing.T) {
-	c, err := ParseConfig(strings.NewReader("servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_point_select}]\ncapture: {switch_fix: true}\n"), "c.yaml")
-	if err != nil || !c.Capture.SwitchFix {
-		t.Fatalf("ParseConfig: %+v, %v; want SwitchFix", c, err)
+	for _, tt := range []struct {
+		capture string
+		want    string
+	}{{"{switch_fix: true}", "true"}, {"{switch_fix: false}", "false"}, {"{frequency: 99}", "default"}} {
+		c, err := ParseConfig(strings.NewReader("servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_point_select}]\ncapture: "+tt.capture+"\n"), "c.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.capture, err)
+		}
+		got := "default"
+		if v := c.Capture.SwitchFix; v != nil {
+			got = strconv.FormatBool(*v)
+		}
+		if got != tt.want {
+			t.Errorf("capture: %s: switch_fix %s, want %s", tt.capture, got, tt.want)
+		}
 	}
 }
 

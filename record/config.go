@@ -64,12 +64,14 @@ type Config struct {
 	// with the CFI of the mapped objects, through code without frame
 	// pointers. The perf sampler ignores it.
 	StackCopy string
-	// SwitchFix has the BPF sampler correct what its cpu-clock events
-	// miss (capture.Options.SwitchFix, docs/fidelity.md): at context
-	// switches with per-thread events, by weighting each sample with its
-	// thread's run time with PerCPU. It needs the BPF sampler (not
-	// Sampler perf).
-	SwitchFix bool
+	// The BPF sampler corrects what its cpu-clock events miss
+	// (capture.Options.SwitchFix, docs/fidelity.md): at context switches
+	// with per-thread events, by weighting each sample with its thread's
+	// run time with PerCPU. It does so by default whenever the BPF sampler
+	// runs and the kernel allows it (its BTF); the perf sampler cannot.
+	// SwitchFix requires it: Sampler auto then picks bpf, and a kernel
+	// without it is an error. NoSwitchFix turns it off.
+	SwitchFix, NoSwitchFix bool
 	// Kernel keeps kernel frames; else samples in the kernel count for
 	// their user-space caller.
 	Kernel bool
@@ -180,6 +182,8 @@ func (c Config) Validate() error {
 		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
+	case c.SwitchFix && c.NoSwitchFix:
+		msg = "SwitchFix and NoSwitchFix: set one"
 	case c.SwitchFix && (c.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || c.Event == "cycles"):
 		msg = "SwitchFix corrects the BPF sampler's cpu-clock events: it needs Sampler bpf or auto, no CallGraph dwarf, no Event cycles"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):

@@ -35,6 +35,8 @@ func TestValidate(t *testing.T) {
 		{"switch fix per-CPU", func(c *Config) { c.SwitchFix, c.PerCPU = true, true }, ""},
 		{"switch fix with perf", func(c *Config) { c.SwitchFix, c.Sampler = true, "perf" }, "SwitchFix corrects"},
 		{"switch fix with cycles", func(c *Config) { c.SwitchFix, c.Event = true, "cycles" }, "SwitchFix corrects"},
+		{"switch fix on and off", func(c *Config) { c.SwitchFix, c.NoSwitchFix = true, true }, "SwitchFix and NoSwitchFix: set one"},
+		{"no switch fix with perf", func(c *Config) { c.NoSwitchFix, c.Sampler = true, "perf" }, ""},
 		{"dwarf with a size", func(c *Config) { c.Sampler, c.CallGraph = "perf", "dwarf,16384" }, ""},
 		{"dwarf size above perf's", func(c *Config) { c.CallGraph = "dwarf,1000000" }, `CallGraph "dwarf,1000000": stack size 1000000: want 8 to 65528 bytes`},
 		{"dwarf size not a multiple of 8", func(c *Config) { c.CallGraph = "dwarf,4100" }, "use 4104"},

@@ -179,12 +179,25 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	if err != nil {
 		return err
 	}
-	if err := sampler.Start(context.WithoutCancel(ctx), r.pid, capture.Options{
-		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, SwitchFix: c.SwitchFix, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+	opts := capture.Options{
+		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
 		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
-	}); err != nil {
+		SwitchFix: r.meta.Sampler == "bpf" && !c.NoSwitchFix,
+	}
+	err = sampler.Start(context.WithoutCancel(ctx), r.pid, opts)
+	if err != nil && opts.SwitchFix && !c.SwitchFix && errors.Is(err, errors.ErrUnsupported) {
+		// By default only: a kernel without what the fix needs (its
+		// BTF) samples without it, and says so.
+		w := fmt.Sprintf("sampling without the switch fix: %v; samples may stand for less CPU than the threads used (docs/fidelity.md)", err)
+		r.meta.Warnings = append(r.meta.Warnings, w)
+		r.progress(Status{Phase: PhaseWarning, Message: w})
+		opts.SwitchFix = false
+		err = sampler.Start(context.WithoutCancel(ctx), r.pid, opts)
+	}
+	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	r.meta.SwitchFix = opts.SwitchFix
 	r.sampler = sampler
 	// The window starts once the sampler runs: figures from here on.
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -312,25 +313,70 @@ func TestRunUnwindRecorded(t *testing.T) {
 	}
 }
 
-// SwitchFix reaches the BPF sampler: a thread that blocks every 150 µs
+// The switch fix reaches the BPF sampler by default, when required
+// (SwitchFix) and not with NoSwitchFix: a thread that blocks every 150 µs
 // gets samples taken at its switch-outs, counted in run.json's
-// sampler_health.
+// sampler_health, and run.json's switch_fix says whether it ran.
 func TestRunSwitchFix(t *testing.T) {
 	recordtest.RequireSampler(t, "bpf")
 	bin, dir := cputruth.BuildT(t)
 	p := cputruth.StartT(t, bin, dir, cputruth.Scenarios[1])
-	out := filepath.Join(dir, "run")
-	if _, err := Run(context.Background(), Config{SwitchFix: true, Freq: 499, Target: Target{PID: p.PID()}, Duration: 2 * time.Second, Out: out}, nil); err != nil {
-		t.Fatal(err)
-	}
-	m, _ := recordtest.ReadRun(t, out)
-	h := m.SamplerHealth
-	if m.Sampler != "bpf" || h["switch_owed"] == 0 || h["switch_deferred"] == 0 || h["switch_skipped"] < h["switch_deferred"] {
-		t.Errorf("sampler %s, health %v: want samples taken at switch-outs (owed and deferred) and the late ones skipped", m.Sampler, h)
+	for _, tt := range []struct {
+		name string
+		set  func(*Config)
+		want bool
+	}{
+		{"default", func(*Config) {}, true},
+		{"required", func(c *Config) { c.SwitchFix = true }, true},
+		{"off", func(c *Config) { c.NoSwitchFix = true }, false},
+	} {
+		out := filepath.Join(dir, tt.name)
+		c := Config{Freq: 499, Target: Target{PID: p.PID()}, Duration: 2 * time.Second, Out: out}
+		tt.set(&c)
+		if _, err := Run(context.Background(), c, nil); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		m, _ := recordtest.ReadRun(t, out)
+		h := m.SamplerHealth
+		took := h["switch_owed"] > 0 && h["switch_deferred"] > 0 && h["switch_skipped"] >= h["switch_deferred"]
+		if m.Sampler != "bpf" || m.SwitchFix != tt.want || took != tt.want {
+			t.Errorf("%s: sampler %s, switch_fix %v, health %v: want the fix %v (samples taken at switch-outs, the late ones skipped)", tt.name, m.Sampler, m.SwitchFix, h, tt.want)
+		}
 	}
 	// How well the samples stand for the CPU is capture.TestSwitchFixTruth's
 	// (against schedstat: /proc's tick-based figures here are too coarse
 	// for a 2 s window).
+}
+
+// noFix is a BPF sampler on a kernel that cannot run the switch fix.
+type noFix struct{ capture.Sampler }
+
+func (s noFix) Start(ctx context.Context, pid int, opts capture.Options) error {
+	if opts.SwitchFix {
+		return fmt.Errorf("bpf: load profiler with the switch fix (needs the kernel's BTF): %w", errors.ErrUnsupported)
+	}
+	return s.Sampler.Start(ctx, pid, opts)
+}
+
+// Where the kernel cannot run the switch fix, the default samples without
+// it and says so; a required fix is an error.
+func TestRunSwitchFixUnsupported(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	target := recordtest.Burner(t)
+	dir := t.TempDir()
+	newSampler := func(string) (capture.Sampler, error) { return noFix{capture.NewBPF()}, nil }
+	c := Config{Sampler: "bpf", Freq: 99, Target: Target{PID: target.Process.Pid}, Duration: time.Second, Out: filepath.Join(dir, "default"), NewSampler: newSampler}
+	if _, err := Run(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, c.Out)
+	if m.SwitchFix || len(m.Warnings) == 0 || !strings.Contains(strings.Join(m.Warnings, "\n"), "sampling without the switch fix") {
+		t.Errorf("default on a kernel without the fix: switch_fix %v, warnings %q; want it off and said", m.SwitchFix, m.Warnings)
+	}
+	c.SwitchFix, c.Out = true, filepath.Join(dir, "required")
+	if _, err := Run(context.Background(), c, nil); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("required fix on a kernel without it: %v, want ErrUnsupported", err)
+	}
 }
 
 // run.json records the call graph perf used, method and stack size, and the

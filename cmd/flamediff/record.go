@@ -57,7 +57,7 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	f.StringVar(&opts.CallGraph, "call-graph", record.CallGraphAuto, fmt.Sprintf("stack walking: auto (whole stacks with either sampler: dwarf with perf; frame pointers and --stack-copy with bpf), fp (frame pointers; perf's stop in code without them, as glibc) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
 	enumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
 	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
-	f.BoolVar(&opts.SwitchFix, "switch-fix", false, "BPF sampler: correct what its cpu-clock events miss (per-thread events: samples whose timer expired during a switch-out, CPU of the switches themselves; --per-cpu: each sample weighted by its thread's run time); experimental, see docs/fidelity.md")
+	f.BoolVar(&opts.SwitchFix, "switch-fix", true, "BPF sampler: correct what its cpu-clock events miss (per-thread events: samples whose timer expired during a switch-out, CPU of the switches themselves; --per-cpu: each sample weighted by its thread's run time); on by default where the kernel allows it, --switch-fix requires it, --switch-fix=false turns it off; see docs/fidelity.md")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool
@@ -88,6 +88,12 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 	cg, err := record.ParseCallGraph(o.CallGraph)
 	if err != nil {
 		return usageError("--call-graph %v", err)
+	}
+	// --switch-fix is on by default, as record.Config's zero value is;
+	// given, it is required (true) or off (false).
+	if given := cmd.Flags().Changed("switch-fix"); !given || !o.SwitchFix {
+		o.NoSwitchFix = given
+		o.SwitchFix = false
 	}
 	switch {
 	case o.Target.PID < 0:
