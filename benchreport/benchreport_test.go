@@ -750,7 +750,8 @@ func TestStackCompleteness(t *testing.T) {
 		// The shares are those of the fixtures' stacks.folded
 		// (testdata/README.md), recomputed by the record test's way.
 		{"10.11", 61.86495176848874, "fp", []string{warning}},
-		{"11.8", 99.52276064610867, "cfi+fp", nil},
+		// 11.8's run.json: sampled 5.553 of 6.25 accounted CPU-s.
+		{"11.8", 99.52276064610867, "cfi+fp", []string{"the samples stand for 88.85% of the CPU the process was accounted: 11.15% of it has no sample, so shares may be off by up to 11.15 percentage points, depending on where that CPU went (see docs/fidelity.md)"}},
 		{"10.5", 0, "", nil},
 	} {
 		v := r.Workloads[0].version(tt.server)

@@ -319,6 +319,13 @@ func fillFigures(v *Version, runs []*loaded, h diff.Hints) {
 	}
 	if len(sampled) > 0 {
 		v.SampledPct = figureOf(sampled)
+		f := diff.RunFigures{HasSampled: true, SampledPct: v.SampledPct.Median}
+		if w := f.SampledWarning(); w != "" {
+			if len(runs) > 1 {
+				w = "median over the repeats: " + w
+			}
+			v.Warnings = append(v.Warnings, w)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/flamediff/flamediff/fold"
@@ -112,13 +113,43 @@ func (c Completeness) Warning() string {
 // (run.json stack_completeness), the recorded figure's warning (see
 // Unwinding.Warning) when it is below CompleteEnough; otherwise the
 // computed completeness warning (see Completeness.Warning) when some stacks
-// do not start at a thread root; none when nothing is wrong. Every command
+// do not start at a thread root; then RunFigures.SampledWarning when the
+// samples stand for CPU too far from the accounted; none when nothing is
+// wrong. Every command
 // and page that reports on a profile prints these, so that they say it in
 // the same words.
 func (s *Summary) Warnings() []string { return s.HintedWarnings(Hints{}) }
 
+// SampledOff is how far, in percentage points, the CPU a run's samples
+// stand for may be from the CPU the process was accounted before a report
+// warns that the shares cannot be trusted to that many points.
+const SampledOff = 2.0
+
+// SampledWarning is the sentence about a run whose samples stand for more
+// or less CPU than the process was accounted, by more than SampledOff
+// percent; "" otherwise, and when the run did not record it.
+func (f RunFigures) SampledWarning() string {
+	if !f.HasSampled || math.Abs(f.SampledPct-100) <= SampledOff {
+		return ""
+	}
+	off := math.Abs(f.SampledPct - 100)
+	what := fmt.Sprintf("%.2f%% of it has no sample", off)
+	if f.SampledPct > 100 {
+		what = fmt.Sprintf("they stand for %.2f%% more than it", off)
+	}
+	return fmt.Sprintf("the samples stand for %.2f%% of the CPU the process was accounted: %s, so shares may be off by up to %.2f percentage points, depending on where that CPU went (see docs/fidelity.md)", f.SampledPct, what, off)
+}
+
 // HintedWarnings are the Warnings with a command's hints added.
 func (s *Summary) HintedWarnings(h Hints) []string {
+	out := s.hintedWarnings(h)
+	if w := s.Profile.SampledWarning(); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+func (s *Summary) hintedWarnings(h Hints) []string {
 	var out []string
 	if u := s.Recorded; u != nil {
 		if c := s.Completeness; c != nil && c.UnnamedRoots() {

@@ -130,3 +130,25 @@ func TestRecordedWarnings(t *testing.T) {
 		t.Errorf("at 99.5%%: Warnings() = %q, want none", got)
 	}
 }
+
+func TestSampledWarning(t *testing.T) {
+	for _, tt := range []struct {
+		f    RunFigures
+		want string
+	}{
+		{RunFigures{}, ""},
+		{RunFigures{HasSampled: true, SampledPct: 98.5}, ""},
+		{RunFigures{HasSampled: true, SampledPct: 102}, ""},
+		{RunFigures{HasSampled: true, SampledPct: 88.85}, "the samples stand for 88.85% of the CPU the process was accounted: 11.15% of it has no sample, so shares may be off by up to 11.15 percentage points, depending on where that CPU went (see docs/fidelity.md)"},
+		{RunFigures{HasSampled: true, SampledPct: 110.1}, "the samples stand for 110.10% of the CPU the process was accounted: they stand for 10.10% more than it, so shares may be off by up to 10.10 percentage points, depending on where that CPU went (see docs/fidelity.md)"},
+	} {
+		if got := tt.f.SampledWarning(); got != tt.want {
+			t.Errorf("SampledWarning(%v%%) = %q, want %q", tt.f.SampledPct, got, tt.want)
+		}
+	}
+	// A summary says it after what it says of the stacks.
+	s := &Summary{Profile: RunFigures{HasSampled: true, SampledPct: 80}}
+	if w := s.Warnings(); len(w) != 1 || w[0] != (RunFigures{HasSampled: true, SampledPct: 80}).SampledWarning() {
+		t.Errorf("Summary.Warnings() = %q, want the sampled CPU warning", w)
+	}
+}
