@@ -23,8 +23,12 @@ import (
 // oltp_update_non_index load with perf and with the BPF sampler (both on
 // per-thread cpu-clock events at 999 Hz) over one 8 s window, and checks that
 // they see the same thing: inclusive shares of the functions a regression
-// report quotes within 3 percentage points, the same frame names, and each
-// sampler's CPU within 10% of the CPU the process was accounted.
+// report quotes within 2 percentage points, the same frame names, and each
+// sampler's CPU within 10% of the CPU the process was accounted. The BPF
+// sampler runs without the switch fix (which record applies by default):
+// the test compares the two samplers' events, and perf's cannot be
+// corrected; with the fix, BPF's shares moved 1.5 points from perf's on a
+// quiet machine and 3-4 points beside two CPU hogs (docs/recording.md).
 // Per-thread events, as record uses by default: per-CPU events lose samples
 // on kernels where CPUs idle between queries (docs/recording.md, "Per-thread events").
 // Both walk frame pointers (the BPF sampler without stack copies), so that
@@ -93,8 +97,8 @@ func TestPerfVersusBPF(t *testing.T) {
 	for _, fn := range []string{"mysqld_stmt_execute", "mysql_update", "trans_commit_stmt"} {
 		p, b := pshare[fn], bshare[fn]
 		t.Logf("%-22s perf %6.2f%%  bpf %6.2f%%", fn, p, b)
-		if p == 0 || math.Abs(p-b) > 3 {
-			t.Errorf("%s: perf %.2f%%, bpf %.2f%%: want both present and within 3 percentage points", fn, p, b)
+		if p == 0 || math.Abs(p-b) > 2 {
+			t.Errorf("%s: perf %.2f%%, bpf %.2f%%: want both present and within 2 percentage points", fn, p, b)
 		}
 	}
 	// The same frame names: every function with 1% or more in one is in the other.
