@@ -335,6 +335,13 @@ type Health struct {
 	Idle uint64
 }
 
+// ThreadCorrection is what Options.SwitchFix did to one thread's samples:
+// its share of Health's SwitchDeferred, SwitchOwed, SwitchSkipped,
+// WeightedExtra and WeightedZero.
+type ThreadCorrection struct {
+	Deferred, Owed, Skipped, WeightedExtra, WeightedZero uint64
+}
+
 // Taken is the number of samples taken: Samples, less the timer samples
 // Options.SwitchFix skipped or did not count, plus those it took at
 // switch-outs or added to weighted samples.

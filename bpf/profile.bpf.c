@@ -184,12 +184,18 @@ struct task_struct {
 	struct perf_event_context *perf_event_ctxp;
 } __attribute__((preserve_access_index));
 
-// A target thread's accounting for switch_fix.
+// A target thread's accounting for switch_fix and profile_weighted, and
+// what they did to its samples (the thread's share of the health counters
+// of the same names), which user space reads per thread.
 struct thread_state {
-	__u64 base;  // sum_exec_runtime when first seen
-	__u64 taken; // samples counted since (timer and switch-out ones)
-	__u32 skip;  // timer samples to skip: a deferred one taken at the switch-out, or surplus
-	__u32 _pad;
+	__u64 base;     // sum_exec_runtime when first seen
+	__u64 taken;    // samples counted since (timer and switch-out ones)
+	__u32 skip;     // timer samples to skip: a deferred one taken at the switch-out, or surplus
+	__u32 deferred; // switch_deferred
+	__u32 owed;     // switch_owed
+	__u32 skipped;  // switch_skipped
+	__u32 extra;    // weighted_extra
+	__u32 zero;     // weighted_zero
 };
 
 struct {
@@ -535,6 +541,7 @@ int profile(struct bpf_perf_event_data *ctx)
 		if (t) {
 			if (t->skip) {
 				t->skip--;
+				t->skipped++;
 				h->switch_skipped++;
 				return 0;
 			}
@@ -581,11 +588,13 @@ int profile_weighted(struct bpf_perf_event_data *ctx)
 	}
 	__u64 due = (sum - t->base) / period_ns;
 	if (due <= t->taken) {
+		t->zero++;
 		h->weighted_zero++;
 		return 0;
 	}
 	__u64 n = due - t->taken;
 	t->taken = due;
+	t->extra += n - 1;
 	h->weighted_extra += n - 1;
 	return take_sample(ctx, ctx, h, tgid, tid, n);
 }
@@ -653,11 +662,13 @@ int switch_fix(__u64 *ctx)
 	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
 		t->skip = 1;
 		t->taken++;
+		t->deferred++;
 		h->switch_deferred++;
 		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
 	}
 	if (ran >= (t->taken + 1) * period_ns) {
 		t->taken++;
+		t->owed++;
 		h->switch_owed++;
 		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
 	}

@@ -82,11 +82,15 @@ type profileStack struct {
 }
 
 type profileThreadState struct {
-	_     structs.HostLayout
-	Base  uint64
-	Taken uint64
-	Skip  uint32
-	Pad   uint32
+	_        structs.HostLayout
+	Base     uint64
+	Taken    uint64
+	Skip     uint32
+	Deferred uint32
+	Owed     uint32
+	Skipped  uint32
+	Extra    uint32
+	Zero     uint32
 }
 
 // Names of all BPF objects in the ELF.

@@ -562,6 +562,32 @@ func comm(b [16]int8) string {
 	return string(s)
 }
 
+// ThreadCorrections returns what Options.SwitchFix did to each target
+// thread's samples, by thread id (threads it did nothing to are left out).
+// It reads the counters as they are: call it after Stop for a window's.
+func (p *Profiler) ThreadCorrections() (map[uint32]ThreadCorrection, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.objs == nil {
+		return nil, fmt.Errorf("bpf: thread corrections: %w", ErrClosed)
+	}
+	out := map[uint32]ThreadCorrection{}
+	var tid uint32
+	var st profileThreadState
+	it := p.objs.Threads.Iterate()
+	for it.Next(&tid, &st) {
+		c := ThreadCorrection{Deferred: uint64(st.Deferred), Owed: uint64(st.Owed), Skipped: uint64(st.Skipped),
+			WeightedExtra: uint64(st.Extra), WeightedZero: uint64(st.Zero)}
+		if c != (ThreadCorrection{}) {
+			out[tid] = c
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("bpf: thread corrections: %w", err)
+	}
+	return out, nil
+}
+
 // Health sums the health counters of all CPUs.
 func (p *Profiler) Health() (Health, error) {
 	p.mu.Lock()

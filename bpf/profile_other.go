@@ -32,6 +32,11 @@ func (p *Profiler) Counts() ([]Count, error) { return nil, unsupported("reading 
 // Health fails: BPF needs Linux.
 func (p *Profiler) Health() (Health, error) { return Health{}, unsupported("reading health") }
 
+// ThreadCorrections fails: BPF needs Linux.
+func (p *Profiler) ThreadCorrections() (map[uint32]ThreadCorrection, error) {
+	return nil, unsupported("reading thread corrections")
+}
+
 // Close does nothing.
 func (p *Profiler) Close() error { return nil }
 

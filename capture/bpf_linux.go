@@ -287,6 +287,11 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	prof.Event = DefaultEvent
 	res := &Result{Profile: prof, Samples: int64(health.Taken()), Lost: int64(health.MapFull + health.RingbufFull), Sampler: "bpf"}
 	res.Health = healthMap(health)
+	if r.opts.SwitchFix {
+		if res.Corrections, err = corrections(r.prof, counts); err != nil {
+			warnings = append(warnings, fmt.Sprintf("the switch fix's figures per thread: %v", err))
+		}
+	}
 	res.Unwind = &fold.Unwind{Method: "fp", StackCopy: r.stackCopy.String()}
 	if r.copies != nil {
 		res.Unwind = r.copies.summary(r.stackCopy.String(), r.pages*bpf.PageSize)
@@ -350,6 +355,38 @@ func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, ker
 		}
 	}
 	return nil
+}
+
+// corrections sums what the switch fix did to each thread by thread name,
+// the names taken from the counts (a thread without samples is "tid N").
+func corrections(prof *bpf.Profiler, counts []bpf.Count) (map[string]map[string]uint64, error) {
+	byTID, err := prof.ThreadCorrections()
+	if err != nil {
+		return nil, err
+	}
+	names := map[uint32]string{}
+	for _, c := range counts {
+		names[c.TID] = c.Comm
+	}
+	out := map[string]map[string]uint64{}
+	for tid, c := range byTID {
+		name, ok := names[tid]
+		if !ok {
+			name = fmt.Sprintf("tid %d", tid)
+		}
+		m := out[name]
+		if m == nil {
+			m = map[string]uint64{}
+			out[name] = m
+		}
+		for k, v := range map[string]uint64{"switch_deferred": c.Deferred, "switch_owed": c.Owed, "switch_skipped": c.Skipped,
+			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero} {
+			if v > 0 {
+				m[k] += v
+			}
+		}
+	}
+	return out, nil
 }
 
 // healthMap flattens the health counters for run.json.

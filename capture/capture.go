@@ -114,6 +114,11 @@ type Result struct {
 	// Health holds the BPF sampler's health counters (see
 	// fold.Meta.SamplerHealth for the keys); nil for perf.
 	Health map[string]uint64
+	// Corrections holds, by thread name, what Options.SwitchFix did to
+	// the samples (the health counters switch_deferred, switch_owed,
+	// switch_skipped, weighted_extra and weighted_zero of that name's
+	// threads; names it did nothing to are left out); nil for perf.
+	Corrections map[string]map[string]uint64
 	// ProgramRunTime and ProgramRuns are the BPF program's run time and
 	// run count over the window, as the kernel counted them while its BPF
 	// run-time statistics were on (bpf.EnableStats); 0 otherwise. The

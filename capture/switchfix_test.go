@@ -77,6 +77,17 @@ func TestSwitchFixTruth(t *testing.T) {
 						t.Errorf("health %v: %s is 0 (the fix did nothing?)", res.Health, k)
 					}
 				}
+				// The corrections by thread name add up to the health
+				// counters.
+				for _, k := range []string{"switch_deferred", "switch_owed", "switch_skipped", "weighted_extra", "weighted_zero"} {
+					var sum uint64
+					for _, c := range res.Corrections {
+						sum += c[k]
+					}
+					if sum != res.Health[k] {
+						t.Errorf("%s: %d by thread name (%v), %d in health", k, sum, res.Corrections, res.Health[k])
+					}
+				}
 				for _, fn := range sc.Funcs {
 					var n int64
 					for _, st := range res.Profile.Stacks {

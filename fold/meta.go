@@ -555,6 +555,10 @@ type ThreadFidelity struct {
 	SampledCPUSeconds float64 `json:"sampled_cpu_seconds"`
 	// AccountedCPUSeconds is the threads' run time over the window.
 	AccountedCPUSeconds float64 `json:"accounted_cpu_seconds"`
+	// Corrections is what the BPF sampler's switch fix did to the
+	// samples of that name (SamplerHealth's switch_deferred, switch_owed,
+	// switch_skipped, weighted_extra, weighted_zero); nil when nothing.
+	Corrections map[string]uint64 `json:"corrections,omitempty"`
 }
 
 // Unwind says how a run's stacks were unwound (run.json "unwind").

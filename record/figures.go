@@ -20,11 +20,12 @@ import (
 
 // threadFidelity pairs the samples of each thread name in p (the stacks'
 // first frame) with the run time the threads of that name were accounted,
+// and what the sampler's switch fix did to them (corrections, by name),
 // most accounted first, then most sampled, then by name. Each name's
 // samples and sampled CPU are its share of p's total applied to samples
 // and sampledCPU (the stacks may count periods). Nil without accounted
 // run times (no schedstat) or without samples.
-func threadFidelity(p *fold.Profile, samples int64, sampledCPU float64, accounted []procstat.ThreadCPU) []fold.ThreadFidelity {
+func threadFidelity(p *fold.Profile, samples int64, sampledCPU float64, accounted []procstat.ThreadCPU, corrections map[string]map[string]uint64) []fold.ThreadFidelity {
 	if p == nil || len(accounted) == 0 {
 		return nil
 	}
@@ -57,6 +58,11 @@ func threadFidelity(p *fold.Profile, samples int64, sampledCPU float64, accounte
 		t := get(a.Name)
 		t.Threads = a.Threads
 		t.AccountedCPUSeconds = a.Seconds
+	}
+	for name, c := range corrections {
+		if len(c) > 0 {
+			get(name).Corrections = c
+		}
 	}
 	out := make([]fold.ThreadFidelity, 0, len(byName))
 	for _, t := range byName {

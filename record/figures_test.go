@@ -142,11 +142,12 @@ func TestThreadFidelity(t *testing.T) {
 		{Frames: []string{"io_worker", "pwrite"}, Value: 100},
 	}}
 	accounted := []procstat.ThreadCPU{{Name: "mariadbd", Threads: 3, Seconds: 0.33}, {Name: "purge", Threads: 1, Seconds: 0.02}}
-	got := threadFidelity(p, 40, 0.4, accounted)
+	corr := map[string]map[string]uint64{"io_worker": {"switch_owed": 2}}
+	got := threadFidelity(p, 40, 0.4, accounted, corr)
 	want := []fold.ThreadFidelity{
 		{Thread: "mariadbd", Threads: 3, Samples: 30, SampledCPUSeconds: 0.3, AccountedCPUSeconds: 0.33},
 		{Thread: "purge", Threads: 1, AccountedCPUSeconds: 0.02},
-		{Thread: "io_worker", Samples: 10, SampledCPUSeconds: 0.1},
+		{Thread: "io_worker", Samples: 10, SampledCPUSeconds: 0.1, Corrections: map[string]uint64{"switch_owed": 2}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("threadFidelity = %+v, want %+v", got, want)
@@ -154,14 +155,14 @@ func TestThreadFidelity(t *testing.T) {
 	for i := range want {
 		g, w := got[i], want[i]
 		if g.Thread != w.Thread || g.Threads != w.Threads || g.Samples != w.Samples ||
-			math.Abs(g.SampledCPUSeconds-w.SampledCPUSeconds) > 1e-9 || g.AccountedCPUSeconds != w.AccountedCPUSeconds {
+			math.Abs(g.SampledCPUSeconds-w.SampledCPUSeconds) > 1e-9 || g.AccountedCPUSeconds != w.AccountedCPUSeconds || !reflect.DeepEqual(g.Corrections, w.Corrections) {
 			t.Errorf("line %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if got := threadFidelity(p, 40, 0.4, nil); got != nil {
+	if got := threadFidelity(p, 40, 0.4, nil, corr); got != nil {
 		t.Errorf("without accounted run times: %+v, want nil", got)
 	}
-	if got := threadFidelity(&fold.Profile{}, 0, 0, accounted); got != nil {
+	if got := threadFidelity(&fold.Profile{}, 0, 0, accounted, nil); got != nil {
 		t.Errorf("without samples: %+v, want nil", got)
 	}
 }

@@ -364,7 +364,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.Complete = &complete
 	r.meta.Incomplete = reason
 	stackFigures(r.meta, res.Profile)
-	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted)
+	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted, res.Corrections)
 	res.Profile.Meta = r.meta
 	if err := rundir.Write(c.Out, res.Profile, r.meta); err != nil {
 		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)

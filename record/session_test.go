@@ -306,9 +306,13 @@ func TestRunUnwindRecorded(t *testing.T) {
 		if uint64(u.CopiedSamples) != copied || (tt.stackCopy == "always") != (copied > 0) {
 			t.Errorf("%s: copied_samples %d, sampler_health.copied %d: want equal, and copies only with always", tt.stackCopy, u.CopiedSamples, copied)
 		}
-		if tt.stackCopy == "always" && (copied+m.SamplerHealth["ringbuf_full"] != m.SamplerHealth["samples"] || len(u.Objects) == 0 || u.WindowBytes == 0) {
-			t.Errorf("always: %d copied + %d dropped of %d samples, objects %+v, window %d: want every sample copied, objects and a window",
-				copied, m.SamplerHealth["ringbuf_full"], m.SamplerHealth["samples"], u.Objects, u.WindowBytes)
+		// Every sample taken: the timer's, less those the switch fix
+		// (on by default) skipped, plus those it took at switch-outs.
+		h := m.SamplerHealth
+		taken := h["samples"] - h["switch_skipped"] + h["switch_deferred"] + h["switch_owed"]
+		if tt.stackCopy == "always" && (copied+h["ringbuf_full"] != taken || len(u.Objects) == 0 || u.WindowBytes == 0) {
+			t.Errorf("always: %d copied + %d dropped of %d samples taken (health %v), objects %+v, window %d: want every sample copied, objects and a window",
+				copied, h["ringbuf_full"], taken, h, u.Objects, u.WindowBytes)
 		}
 	}
 }
@@ -341,6 +345,15 @@ func TestRunSwitchFix(t *testing.T) {
 		took := h["switch_owed"] > 0 && h["switch_deferred"] > 0 && h["switch_skipped"] >= h["switch_deferred"]
 		if m.Sampler != "bpf" || m.SwitchFix != tt.want || took != tt.want {
 			t.Errorf("%s: sampler %s, switch_fix %v, health %v: want the fix %v (samples taken at switch-outs, the late ones skipped)", tt.name, m.Sampler, m.SwitchFix, h, tt.want)
+		}
+		// run.json's fidelity says it per thread name: the bursty
+		// thread's samples were corrected.
+		var corrected bool
+		for _, f := range m.Fidelity {
+			corrected = corrected || f.Thread == "bursty" && f.Corrections["switch_owed"] > 0
+		}
+		if corrected != tt.want {
+			t.Errorf("%s: fidelity %+v: want the bursty thread's corrections %v", tt.name, m.Fidelity, tt.want)
 		}
 	}
 	// How well the samples stand for the CPU is capture.TestSwitchFixTruth's
