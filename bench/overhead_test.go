@@ -48,7 +48,8 @@ func median(xs []float64) float64 {
 // configuration), and prints the median QPS ratio of each sampled
 // configuration to the unsampled runs of the same rounds, and how many
 // samples it took for the server's CPU time (sampled/accounted: 1 when
-// every tick of the server's CPU time was sampled).
+// every tick of the server's CPU time was sampled), and the server's
+// context switches per query (cs/o): per-thread events cost work at each.
 //
 // FLAMEDIFF_BENCH_PAIRS (default 5) rounds, FLAMEDIFF_BENCH_SECONDS (default
 // 8) seconds per run, FLAMEDIFF_BENCH_TEST (default oltp_point_select),
@@ -122,8 +123,8 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 				}
 				qps[c.name] = append(qps[c.name], q)
 				costs[c.name] = append(costs[c.name], cs)
-				fmt.Printf("round %d %-12s %9.1f qps  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%; sampled/accounted %.3f\n",
-					round+1, c.name, q, 100*cs.window, 100*cs.total, 100*cs.program, cs.sampled)
+				fmt.Printf("round %d %-12s %9.1f qps  %.2f cs/o  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%; sampled/accounted %.3f\n",
+					round+1, c.name, q, cs.csPerOp, 100*cs.window, 100*cs.total, 100*cs.program, cs.sampled)
 			}
 		}
 	}
@@ -132,15 +133,16 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	// sampler (waiting for sysbench, reading its output).
 	harness := 0.0
 	for _, c := range configs {
-		var ratios, win, tot, prog, runNs, sampled []float64
+		var ratios, win, tot, prog, runNs, sampled, csPerOp []float64
 		for j, q := range qps[c.name] {
 			ratios = append(ratios, q/qps["none"][j])
 			cs := costs[c.name][j]
 			win, tot, prog, runNs = append(win, cs.window), append(tot, cs.total), append(prog, cs.program), append(runNs, cs.runNs)
 			sampled = append(sampled, cs.sampled)
+			csPerOp = append(csPerOp, cs.csPerOp)
 		}
 		m := median(ratios)
-		fmt.Printf("  %-12s median %9.1f qps, ratio to none %.4f (QPS loss %5.2f%%)", c.name, median(qps[c.name]), m, 100*(1-m))
+		fmt.Printf("  %-12s median %9.1f qps, %.2f cs/o, ratio to none %.4f (QPS loss %5.2f%%)", c.name, median(qps[c.name]), median(csPerOp), m, 100*(1-m))
 		if c.freq == 0 {
 			fmt.Printf("; harness CPU %.2f%% (subtracted below)", 100*median(win))
 			harness = median(win)
@@ -192,6 +194,9 @@ func pick(all []config, list string) []config {
 // stop times the frequency.
 type cost struct {
 	window, total, program, runNs, sampled float64
+	// csPerOp is the server's context switches per query over the run:
+	// per-thread events cost work at each of them.
+	csPerOp float64
 }
 
 // selfCPU returns the CPU seconds of this process and of its waited-for
@@ -257,6 +262,10 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 		return 0, cs, fmt.Errorf("sysbench: %w\n%s", err, out.String())
 	}
 	window := time.Since(start).Seconds()
+	srvRun, err := procstat.Read("/proc", srv.PID)
+	if err != nil {
+		return 0, cs, err
+	}
 	// sysbench is a waited-for child too: leave it out.
 	sb := 0.0
 	if st := cmd.ProcessState; st != nil {
@@ -282,6 +291,9 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 	rep, err := workload.ParseSysbench(&out)
 	if err != nil {
 		return 0, cs, err
+	}
+	if q := rep.QPS * window; q > 0 {
+		cs.csPerOp = float64(srvRun.Voluntary+srvRun.Involuntary-srv0.Voluntary-srv0.Involuntary) / q
 	}
 	return rep.QPS, cs, nil
 }
