@@ -319,8 +319,7 @@ func fillFigures(v *Version, runs []*loaded, h diff.Hints) {
 	}
 	if len(sampled) > 0 {
 		v.SampledPct = figureOf(sampled)
-		f := diff.RunFigures{HasSampled: true, SampledPct: v.SampledPct.Median}
-		if w := f.SampledWarning(); w != "" {
+		if w := diff.SampledWarning(v.SampledPct.Median); w != "" {
 			if len(runs) > 1 {
 				w = "median over the repeats: " + w
 			}

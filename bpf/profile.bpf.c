@@ -518,24 +518,36 @@ stack_dropped:
 	return 0;
 }
 
-SEC("perf_event")
-int profile(struct bpf_perf_event_data *ctx)
+// target_sample counts a timer sample of the current task in the health
+// counters and returns them when the task is a thread of the target (its
+// ids in *tgid and *tid), NULL otherwise (the idle task, another process).
+static __always_inline struct health_counters *target_sample(__u32 *tgid, __u32 *tid)
 {
 	__u32 zero = 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u32 tid = (__u32)id;
+	*tgid = id >> 32;
+	*tid = (__u32)id;
 
 	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
 	if (!h)
-		return 0;
-	if (tid == 0) {
+		return NULL;
+	if (*tid == 0) {
 		h->idle++;
-		return 0;
+		return NULL;
 	}
-	if (target_tgid && tgid != target_tgid)
-		return 0;
+	if (target_tgid && *tgid != target_tgid)
+		return NULL;
 	h->samples++;
+	return h;
+}
+
+SEC("perf_event")
+int profile(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid, tid;
+	struct health_counters *h = target_sample(&tgid, &tid);
+	if (!h)
+		return 0;
 	if (period_ns) {
 		struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
 		if (t) {
@@ -562,21 +574,10 @@ int profile(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int profile_weighted(struct bpf_perf_event_data *ctx)
 {
-	__u32 zero = 0;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	__u32 tid = (__u32)id;
-
-	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	__u32 tgid, tid;
+	struct health_counters *h = target_sample(&tgid, &tid);
 	if (!h)
 		return 0;
-	if (tid == 0) {
-		h->idle++;
-		return 0;
-	}
-	if (target_tgid && tgid != target_tgid)
-		return 0;
-	h->samples++;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 sum = task->se.sum_exec_runtime;
 	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);

@@ -125,19 +125,28 @@ func (s *Summary) Warnings() []string { return s.HintedWarnings(Hints{}) }
 // warns that the shares cannot be trusted to that many points.
 const SampledOff = 2.0
 
+// SampledWarning is RunFigures.SampledWarning for samples that stand for
+// pct percent of the CPU the process was accounted.
+func SampledWarning(pct float64) string {
+	off := math.Abs(pct - 100)
+	if off <= SampledOff {
+		return ""
+	}
+	what := fmt.Sprintf("%.2f%% of it has no sample", off)
+	if pct > 100 {
+		what = fmt.Sprintf("they stand for %.2f%% more than it", off)
+	}
+	return fmt.Sprintf("the samples stand for %.2f%% of the CPU the process was accounted: %s, so shares may be off by up to %.2f percentage points, depending on where that CPU went (see docs/fidelity.md)", pct, what, off)
+}
+
 // SampledWarning is the sentence about a run whose samples stand for more
 // or less CPU than the process was accounted, by more than SampledOff
 // percent; "" otherwise, and when the run did not record it.
 func (f RunFigures) SampledWarning() string {
-	if !f.HasSampled || math.Abs(f.SampledPct-100) <= SampledOff {
+	if !f.HasSampled {
 		return ""
 	}
-	off := math.Abs(f.SampledPct - 100)
-	what := fmt.Sprintf("%.2f%% of it has no sample", off)
-	if f.SampledPct > 100 {
-		what = fmt.Sprintf("they stand for %.2f%% more than it", off)
-	}
-	return fmt.Sprintf("the samples stand for %.2f%% of the CPU the process was accounted: %s, so shares may be off by up to %.2f percentage points, depending on where that CPU went (see docs/fidelity.md)", f.SampledPct, what, off)
+	return SampledWarning(f.SampledPct)
 }
 
 // HintedWarnings are the Warnings with a command's hints added.
