@@ -125,3 +125,28 @@ func Label(p *fold.Profile, arg string) string {
 	}
 	return filepath.Base(arg)
 }
+
+// Merge loads the arguments in order and merges them into one profile
+// (fold.Profile.Merge); each, when not nil, is called with every profile
+// as it is read. ctx is checked before each argument.
+func Merge(ctx context.Context, load LoadFunc, args []string, opts fold.ParseOptions, each func(arg string, p *fold.Profile)) (*fold.Profile, error) {
+	var p *fold.Profile
+	for _, arg := range args {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("interrupted before %s: %w", arg, err)
+		}
+		q, err := load(arg, opts)
+		if err != nil {
+			return nil, err
+		}
+		if each != nil {
+			each(arg, q)
+		}
+		if p == nil {
+			p = q
+		} else if p, err = p.Merge(q); err != nil {
+			return nil, fmt.Errorf("merging %s: %w", arg, err)
+		}
+	}
+	return p, nil
+}

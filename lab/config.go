@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/flamediff/flamediff/internal/fserr"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/internal/textdist"
 	"github.com/flamediff/flamediff/internal/yamlpos"
@@ -244,6 +246,18 @@ func (e *ConfigError) Error() string {
 
 // Unwrap returns ErrInvalidConfig.
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// ReadConfigFile reads and parses (ParseConfig) the bench config file
+// path; it also returns the file's bytes, which a bench keeps beside its
+// report.
+func ReadConfigFile(path string) (*Config, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %w", fserr.Describe(path, err, "file"))
+	}
+	cfg, err := ParseConfig(bytes.NewReader(data), path)
+	return cfg, data, err
+}
 
 // ParseConfig reads a bench config (YAML) from r; name is the file name
 // used in messages. It checks the whole config and reports every mistake

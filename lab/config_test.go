@@ -356,3 +356,20 @@ func TestBufferPoolFor(t *testing.T) {
 		}
 	}
 }
+
+func TestReadConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	text := "servers:\n  - label: a\n    path: /usr/sbin/mariadbd\nworkloads:\n  - test: oltp_point_select\n"
+	if err := os.WriteFile(good, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, data, err := ReadConfigFile(good)
+	if err != nil || string(data) != text || len(cfg.Servers) != 1 || cfg.File != good {
+		t.Fatalf("ReadConfigFile(good) = %+v, %q, %v; want its one server and its bytes", cfg, data, err)
+	}
+	absent := filepath.Join(dir, "absent.yaml")
+	if _, _, err := ReadConfigFile(absent); err == nil || !strings.HasPrefix(err.Error(), "config "+absent) {
+		t.Errorf("ReadConfigFile(absent) = %v, want an error naming the file", err)
+	}
+}

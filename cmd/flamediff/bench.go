@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,7 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/benchreport"
 	"github.com/flamediff/flamediff/internal/atomicfile"
-	"github.com/flamediff/flamediff/internal/fserr"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/lab"
 	"github.com/flamediff/flamediff/record"
 	"github.com/flamediff/flamediff/rundir"
@@ -34,8 +32,8 @@ func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "bench -c CONFIG [--out DIR] [--repeat N]",
 		Short:   "Run sysbench against several server versions, capture each, and write the comparison report",
-		Long:    helpLong("bench"),
-		Example: helpExample("bench"),
+		Long:    help.Long("bench"),
+		Example: help.Example("bench"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
@@ -59,14 +57,14 @@ func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
 func (o *BenchOptions) validate() error {
 	switch {
 	case o.Config == "":
-		return usageError("-c CONFIG is required (examples/lab/demo.yaml is one)")
+		return cli.UsageError("-c CONFIG is required (examples/lab/demo.yaml is one)")
 	case o.Repeat < 1 || o.Repeat > 100:
-		return usageError("--repeat %d: want 1 to 100", o.Repeat)
+		return cli.UsageError("--repeat %d: want 1 to 100", o.Repeat)
 	}
 	if o.Out == "" {
 		o.Out = filepath.Join("out", strings.TrimSuffix(filepath.Base(o.Config), filepath.Ext(o.Config)))
 	}
-	return checkNewDir("--out", o.Out, "report")
+	return cli.CheckNewDir("--out", o.Out, "report")
 }
 
 func runBench(ctx context.Context, opts *BenchOptions) error {
@@ -75,22 +73,13 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if opts.Quiet {
 		logw = io.Discard
 	}
-	data, err := os.ReadFile(opts.Config)
-	if err != nil {
-		return fmt.Errorf("bench: config %w", fserr.Describe(opts.Config, err, "file"))
-	}
-	cfg, err := lab.ParseConfig(bytes.NewReader(data), opts.Config)
+	cfg, data, err := lab.ReadConfigFile(opts.Config)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	m, err := loadMap(s, cfg.MapPath(filepath.Dir(opts.Config)))
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
-	}
-	if opts.Cache == "" {
-		if opts.Cache, err = lab.DefaultCacheDir(); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
 	}
 	out, err := filepath.Abs(opts.Out)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -30,9 +31,9 @@ func newDiffCmd(s *streams, runF func(*DiffOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "diff [flags] BASE TARGET [TARGET...]",
 		Short:   "Compare function and subsystem shares and CPU per operation between versions",
-		Long:    helpLong("diff"),
-		Example: helpExample("diff"),
-		Args:    argCount(2, -1, "diff takes a BASE and at least one TARGET profile"),
+		Long:    help.Long("diff"),
+		Example: help.Example("diff"),
+		Args:    cli.ArgCount(2, -1, "diff takes a BASE and at least one TARGET profile"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Targets = args[0], args[1:]
 			if err := opts.validateTable(); err != nil {
@@ -108,5 +109,5 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, out, buf.Bytes())
+	return cli.WriteOutput(s, out, buf.Bytes())
 }

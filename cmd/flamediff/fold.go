@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 )
 
 // FoldOptions are the options of `flamediff fold`.
@@ -26,8 +29,8 @@ func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "fold [flags] [FILE...]",
 		Short:   "Fold stacks (perf script, folded, bcc, pprof) into folded stacks or pprof",
-		Long:    helpLong("fold"),
-		Example: helpExample("fold"),
+		Long:    help.Long("fold"),
+		Example: help.Example("fold"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
 			if err := distinctInputs(args...); err != nil {
@@ -47,8 +50,8 @@ func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
 	f.BoolVar(&opts.Perf.All, "all", false, "all annotations (--kernel --jit)")
 	f.BoolVar(&opts.Perf.Addrs, "addrs", false, "include raw addresses where symbols can't be found")
 	f.StringVar(&opts.Perf.EventFilter, "event-filter", "", "keep only samples of this event (default: the first event seen)")
-	enumFlag(cmd, &opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof", inputFormats...)
-	enumFlag(cmd, &opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)", "folded", "pprof")
+	cli.EnumFlag(cmd, &opts.InputFormat, "input-format", fold.FormatAuto, "input format: auto, perf, folded or pprof", inputFormats...)
+	cli.EnumFlag(cmd, &opts.Format, "format", "folded", "output format: folded or pprof (gzipped protobuf)", "folded", "pprof")
 	f.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout (written atomically)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on any input line that cannot be parsed instead of skipping it")
 	return cmd
@@ -57,7 +60,6 @@ func newFoldCmd(s *streams, runF func(*FoldOptions) error) *cobra.Command {
 func runFold(ctx context.Context, opts *FoldOptions) error {
 	s := opts.IO
 	po := fold.ParseOptions{Format: opts.InputFormat, Perf: opts.Perf, Strict: opts.Strict}
-	load := loader(s, nil)
 	files := opts.Files
 	if len(files) == 0 {
 		files = []string{"-"}
@@ -66,25 +68,16 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 	if err != nil {
 		return err
 	}
-	var p *fold.Profile
-	for _, path := range files {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("fold: interrupted before %s: %w", path, err)
-		}
-		q, err := load(path, po)
-		if err != nil {
-			return err
-		}
+	p, err := input.Merge(ctx, loader(s, nil), files, po, func(path string, q *fold.Profile) {
 		if q.FilteredEvents {
 			fmt.Fprintf(s.ErrOut, "flamediff: %s: kept only samples of event %q (others filtered; choose with --event-filter)\n", path, q.Event)
 		}
-		if p == nil {
-			p = q
-			continue
-		}
-		if p, err = p.Merge(q); err != nil {
-			return fmt.Errorf("merging %s: %w", path, err)
-		}
+	})
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("fold: %w", err)
+	}
+	if err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	if opts.Format == "pprof" {
@@ -95,5 +88,5 @@ func runFold(ctx context.Context, opts *FoldOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, out, buf.Bytes())
+	return cli.WriteOutput(s, out, buf.Bytes())
 }

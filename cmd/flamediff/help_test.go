@@ -26,7 +26,7 @@ func TestHelpFiles(t *testing.T) {
 			if name == "" {
 				name = "flamediff"
 			}
-			long, example := helpText(name)
+			long, example := help.Text(name)
 			if c.Long != long || c.Example != example || long == "" || example == "" {
 				t.Errorf("flamediff %s: Long %q, Example %q; want the non-empty texts of its help file", name, c.Long, c.Example)
 			}

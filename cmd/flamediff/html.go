@@ -9,6 +9,7 @@ import (
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -30,8 +31,8 @@ func newHTMLCmd(s *streams, runF func(*HTMLOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "html [flags] PROFILE | html --diff [flags] BASE TARGET",
 		Short:   "Write one self-contained HTML page: the report tables and the flame graph",
-		Long:    helpLong("html"),
-		Example: helpExample("html"),
+		Long:    help.Long("html"),
+		Example: help.Example("html"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
 			if err := opts.validate("html", args); err != nil {
@@ -87,5 +88,5 @@ func runHTML(ctx context.Context, opts *HTMLOptions) error {
 	if err := report.WriteHTMLPage(&buf, doc, g); err != nil {
 		return err
 	}
-	return writeOutput(opts.IO, out, buf.Bytes())
+	return cli.WriteOutput(opts.IO, out, buf.Bytes())
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/atomicfile"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -76,7 +78,7 @@ func resolveRoots(in *input.Set, roots []string) ([]string, error) {
 	out, err := in.ResolveRoots(roots)
 	var re *input.RootError
 	if errors.As(err, &re) {
-		return nil, usageError("--root %q: %s", re.Root, re.Reason())
+		return nil, cli.UsageError("--root %q: %s", re.Root, re.Reason())
 	}
 	return out, err
 }
@@ -84,7 +86,17 @@ func resolveRoots(in *input.Set, roots []string) ([]string, error) {
 // distinctInputs is input.Distinct as a usage error.
 func distinctInputs(args ...string) error {
 	if err := input.Distinct(args...); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return fmt.Errorf("%w: %w", cli.ErrUsage, err)
 	}
 	return nil
+}
+
+// checkOutput is input.CheckOutput with the flag (-o, --apply) naming the
+// path in its errors.
+func checkOutput(flag, path string, inputs ...string) (*atomicfile.Output, error) {
+	o, err := input.CheckOutput(path, inputs...)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", flag, err)
+	}
+	return o, nil
 }

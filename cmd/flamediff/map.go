@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -17,11 +18,11 @@ func newMapCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "map",
 		Short:   "Work with symbol maps (rename, elide, subsystems)",
-		Long:    helpLong("map"),
-		Example: helpExample("map"),
+		Long:    help.Long("map"),
+		Example: help.Example("map"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError("map needs a subcommand: check, suggest")
+			return cli.UsageError("map needs a subcommand: check, suggest")
 		},
 	}
 	cmd.AddCommand(newMapCheckCmd(s, nil), newMapSuggestCmd(s, nil))
@@ -41,9 +42,9 @@ func newMapCheckCmd(s *streams, runF func(*mapCheckOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:     "check FILE",
 		Short:   "Validate a symbol map, and see which rules a profile never uses",
-		Long:    helpLong("map check"),
-		Example: helpExample("map check"),
-		Args:    argCount(1, 1, "map check takes one FILE"),
+		Long:    help.Long("map check"),
+		Example: help.Example("map check"),
+		Args:    cli.ArgCount(1, 1, "map check takes one FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if runF != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
@@ -37,9 +38,9 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:     "suggest [flags] BASE TARGET",
 		Short:   "Propose symbol map rules for functions found in one profile only",
-		Long:    helpLong("map suggest"),
-		Example: helpExample("map suggest"),
-		Args:    argCount(2, 2, "map suggest takes BASE and TARGET profiles"),
+		Long:    help.Long("map suggest"),
+		Example: help.Example("map suggest"),
+		Args:    cli.ArgCount(2, 2, "map suggest takes BASE and TARGET profiles"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Base, opts.Target = args[0], args[1]
 			if err := opts.validate(); err != nil {
@@ -68,13 +69,13 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 
 func (o *mapSuggestOptions) validate() error {
 	if !(o.MinShare > 0 && o.MinShare <= 100) {
-		return usageError("--min-share %g: want a percentage above 0 and at most 100", o.MinShare)
+		return cli.UsageError("--min-share %g: want a percentage above 0 and at most 100", o.MinShare)
 	}
 	if !(o.MinScore > 0 && o.MinScore <= 1) {
-		return usageError("--min-score %g: want a score above 0 and at most 1", o.MinScore)
+		return cli.UsageError("--min-score %g: want a score above 0 and at most 1", o.MinScore)
 	}
 	if o.Top < 0 {
-		return usageError("--top %d: want 0 (all) or a positive number", o.Top)
+		return cli.UsageError("--top %d: want 0 (all) or a positive number", o.Top)
 	}
 	return distinctInputs(o.Base, o.Target)
 }
@@ -93,7 +94,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		return err
 	}
 	if apply != nil && out != nil && (opts.Apply == opts.Output || apply.SameAs(opts.Output) != nil) {
-		return usageError("--apply and -o name the same file %s; write the proposals and the new map to two files", opts.Apply)
+		return cli.UsageError("--apply and -o name the same file %s; write the proposals and the new map to two files", opts.Apply)
 	}
 	m, src, err := readMap(s, opts.MapFile)
 	if err != nil {
@@ -111,7 +112,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 		return err
 	}
 	sug.BaseLabel, sug.TargetLabel = input.Label(ps[0], opts.Base), input.Label(ps[1], opts.Target)
-	if err := writeOutput(s, out, sug.YAML(opts.MapFile == "")); err != nil {
+	if err := cli.WriteOutput(s, out, sug.YAML(opts.MapFile == "")); err != nil {
 		return err
 	}
 	if opts.Apply == "" {
@@ -125,7 +126,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	if err := writeOutput(s, apply, merged); err != nil {
+	if err := cli.WriteOutput(s, apply, merged); err != nil {
 		return fmt.Errorf("--apply %w", err)
 	}
 	from := ""

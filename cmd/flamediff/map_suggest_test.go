@@ -10,6 +10,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
@@ -43,7 +44,7 @@ func TestMapSuggestFlags(t *testing.T) {
 			cmd.SetErr(s.ErrOut)
 			err := cmd.Execute()
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, errUsage) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, cli.ErrUsage) {
 					t.Fatalf("map suggest %v: err %v, want a usage error containing %q", tt.args, err, tt.wantErr)
 				}
 				return

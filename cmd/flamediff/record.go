@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/capture"
-	"github.com/flamediff/flamediff/diff"
-	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/record"
 )
 
@@ -30,11 +28,11 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "record [flags] [-- WORKLOAD COMMAND...]",
 		Short:   "Sample a running server while a workload drives it; write a run directory",
-		Long:    helpLong("record"),
-		Example: helpExample("record"),
+		Long:    help.Long("record"),
+		Example: help.Example("record"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageError("record takes no arguments before --; the workload command goes after -- (got %q)", args[:n])
+				return cli.UsageError("record takes no arguments before --; the workload command goes after -- (got %q)", args[:n])
 			}
 			opts.Workload = args
 			if err := opts.validate(cmd); err != nil {
@@ -50,13 +48,13 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	f.IntVar(&opts.Target.PID, "pid", 0, "sample process `N`")
 	f.StringVar(&opts.Target.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Target.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
-	enumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)", "perf", "bpf", "auto")
+	cli.EnumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)", "perf", "bpf", "auto")
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
-	enumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
+	cli.EnumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
 	// Not an enumFlag: dwarf takes a size (validate checks it).
 	f.StringVar(&opts.CallGraph, "call-graph", record.CallGraphAuto, fmt.Sprintf("stack walking: auto (whole stacks with either sampler: dwarf with perf; frame pointers and --stack-copy with bpf), fp (frame pointers; perf's stop in code without them, as glibc) or dwarf (perf: %d bytes of each sample's stack copied and unwound with its CFI, through code without frame pointers; dwarf,SIZE copies SIZE bytes, a multiple of 8 up to %d)", capture.DefaultDwarfStackBytes, capture.MaxDwarfStackBytes))
-	enumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
-	_ = cmd.RegisterFlagCompletionFunc("call-graph", fixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
+	cli.EnumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
+	_ = cmd.RegisterFlagCompletionFunc("call-graph", cli.FixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
 	f.BoolVar(&opts.SwitchFix, "switch-fix", true, "BPF sampler: correct what its cpu-clock events miss (per-thread events: samples whose timer expired during a switch-out, CPU of the switches themselves; --per-cpu: each sample weighted by its thread's run time); on by default where the kernel allows it, --switch-fix requires it, --switch-fix=false turns it off; see docs/fidelity.md")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
@@ -79,15 +77,15 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 }
 
 func (o *RecordOptions) validate(cmd *cobra.Command) error {
-	if err := exclusive(cmd, "pid", "pidfile", "process"); err != nil {
+	if err := cli.Exclusive(cmd, "pid", "pidfile", "process"); err != nil {
 		return err
 	}
-	if err := exclusive(cmd, "socket", "dsn"); err != nil {
+	if err := cli.Exclusive(cmd, "socket", "dsn"); err != nil {
 		return err
 	}
 	cg, err := record.ParseCallGraph(o.CallGraph)
 	if err != nil {
-		return usageError("--call-graph %v", err)
+		return cli.UsageError("--call-graph %v", err)
 	}
 	// --switch-fix is on by default, as record.Config's zero value is;
 	// given, it is required (true) or off (false).
@@ -97,21 +95,21 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 	}
 	switch {
 	case o.Target.PID < 0:
-		return usageError("--pid %d: want a process id", o.Target.PID)
+		return cli.UsageError("--pid %d: want a process id", o.Target.PID)
 	case o.Out == "":
-		return usageError("--out DIR is required: the run directory to write")
+		return cli.UsageError("--out DIR is required: the run directory to write")
 	case o.Freq <= 0 || o.Freq > 10000:
-		return usageError("--freq %d: want 1 to 10000 Hz", o.Freq)
+		return cli.UsageError("--freq %d: want 1 to 10000 Hz", o.Freq)
 	case o.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
-		return usageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
+		return cli.UsageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
 	case o.SwitchFix && (o.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
-		return usageError("--switch-fix corrects the BPF sampler's cpu-clock events: drop --sampler perf, --call-graph dwarf and --event cycles")
+		return cli.UsageError("--switch-fix corrects the BPF sampler's cpu-clock events: drop --sampler perf, --call-graph dwarf and --event cycles")
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
-		return usageError("--warmup, --duration and --margin cannot be negative")
+		return cli.UsageError("--warmup, --duration and --margin cannot be negative")
 	case len(o.Workload) == 0 && o.Duration == 0:
-		return usageError("without a workload command, give --duration")
+		return cli.UsageError("without a workload command, give --duration")
 	}
-	return checkNewDir("--out", o.Out, "run")
+	return cli.CheckNewDir("--out", o.Out, "run")
 }
 
 // errEndedEarly is record.ErrEndedEarly in the words of the flags.
@@ -119,10 +117,10 @@ var errEndedEarly = errors.New("it exited 0 too early; make it run longer than -
 
 func runRecord(ctx context.Context, opts *RecordOptions) error {
 	w := opts.IO.ErrOut
-	p := &recordProgress{w: w, quiet: opts.Quiet, tty: isTerminal(w)}
+	p := &recordProgress{w: w, quiet: opts.Quiet, tty: cli.IsTerminal(w)}
 	res, err := record.Run(ctx, opts.Config, p.report)
 	if res != nil && !opts.Quiet {
-		printRecordSummary(w, res.Dir, res.Meta)
+		res.WriteSummary(w, unwindHint)
 	}
 	return recordError(err, opts.Warmup)
 }
@@ -136,7 +134,7 @@ func recordError(err error, warmup time.Duration) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &nw):
-		return usageError("sysbench --time=%s leaves no window after --warmup %s and --margin %s", nw.SysbenchTime, nw.Warmup, nw.Margin)
+		return cli.UsageError("sysbench --time=%s leaves no window after --warmup %s and --margin %s", nw.SysbenchTime, nw.Warmup, nw.Margin)
 	case errors.Is(err, record.ErrEndedEarly):
 		return fmt.Errorf("record: the workload ended during the %s warmup, before sampling started: %w", warmup, errEndedEarly)
 	case !errors.As(err, &fe):
@@ -192,40 +190,4 @@ func (p *recordProgress) report(st record.Status) {
 			fmt.Fprint(p.w, "\r\033[K")
 		}
 	}
-}
-
-// printRecordSummary prints what a run directory holds.
-func printRecordSummary(w io.Writer, dir string, m *fold.Meta) {
-	fmt.Fprintf(w, "flamediff: wrote %s (label %q)\n", dir, m.Label)
-	fmt.Fprintf(w, "  window %.1f s, %d samples (%d lost), sampled CPU %.2f s vs accounted %.2f s\n",
-		m.WindowSeconds, m.Samples, m.LostSamples, m.SampledCPUSeconds, m.CPUSeconds())
-	if u := diff.RecordedUnwinding(m); u != nil {
-		fmt.Fprintf(w, "  stacks reach a thread root in %.1f%% of samples (unwinding: %s)\n", 100*u.Complete, u.Method)
-		if warn := u.Warning(unwindHint(u)); warn != "" {
-			fmt.Fprintf(w, "flamediff: warning: %s\n", warn)
-		}
-	}
-	if m.Operations == 0 {
-		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench as the workload) for per-op figures\n")
-		return
-	}
-	fmt.Fprintf(w, "  %d operations (%s): %.1f o/s, cpu/o %.1f µs, cs/o %.2f\n",
-		m.Operations, m.OpsCounter, m.QPS, m.CPUMicrosPerOp(), m.CtxSwitchesPerOp())
-	if ops := float64(m.Operations); m.ReadOps+m.WriteOps > 0 || m.ReadKB+m.WriteKB > 0 {
-		fmt.Fprintf(w, "  r/o %.3f, w/o %.3f (read/write calls), rKB/o %.3f, wKB/o %.3f (storage)\n",
-			float64(m.ReadOps)/ops, float64(m.WriteOps)/ops, m.ReadKB/ops, m.WriteKB/ops)
-	}
-	if m.WorkloadWindowQPS > 0 {
-		fmt.Fprintf(w, "  the workload's own report for the window: %.1f o/s\n", m.WorkloadWindowQPS)
-	}
-}
-
-// isTerminal reports whether w is a terminal (for the progress bar).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

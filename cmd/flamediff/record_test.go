@@ -17,6 +17,7 @@ import (
 
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
 	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/record"
@@ -402,8 +403,8 @@ func TestRecordErrorWording(t *testing.T) {
 		{fmt.Errorf("record: sampler: %w", cause), "record: sampler: cause", false},
 	} {
 		got := recordError(tt.err, 5*time.Second)
-		if got.Error() != tt.want || errors.Is(got, errUsage) != tt.wantUsage {
-			t.Errorf("recordError(%q) = %q (usage %v), want %q (usage %v)", tt.err, got, errors.Is(got, errUsage), tt.want, tt.wantUsage)
+		if got.Error() != tt.want || errors.Is(got, cli.ErrUsage) != tt.wantUsage {
+			t.Errorf("recordError(%q) = %q (usage %v), want %q (usage %v)", tt.err, got, errors.Is(got, cli.ErrUsage), tt.want, tt.wantUsage)
 		}
 	}
 	if recordError(nil, 0) != nil {
@@ -429,7 +430,7 @@ func TestRecordNoSuchTarget(t *testing.T) {
 	}
 }
 
-func TestPrintRecordSummaryCompleteness(t *testing.T) {
+func TestRecordSummaryCompleteness(t *testing.T) {
 	low, high := 0.62, 0.995
 	for _, tt := range []struct {
 		meta    fold.Meta
@@ -443,7 +444,7 @@ func TestPrintRecordSummaryCompleteness(t *testing.T) {
 		{fold.Meta{Label: "c"}, nil, "thread root"},
 	} {
 		var b bytes.Buffer
-		printRecordSummary(&b, "run", &tt.meta)
+		(&record.Result{Dir: "run", Meta: &tt.meta}).WriteSummary(&b, unwindHint)
 		for _, w := range tt.want {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%s: summary %q, want %q", tt.meta.Label, b.String(), w)

@@ -10,6 +10,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/report"
 )
 
@@ -40,7 +41,7 @@ type tableFlags struct {
 func (c *commonFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&c.MapFile, "map", "", "symbol map `FILE` (renames, subsystems, thread roots); default: built-in normalisation only")
-	enumFlag(cmd, &c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "), formats...)
+	cli.EnumFlag(cmd, &c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "), formats...)
 	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &c.InputFormat)
@@ -63,17 +64,17 @@ func (t *tableFlags) registerTable(cmd *cobra.Command, explain string) {
 // validateTable checks the table flags.
 func (t *tableFlags) validateTable() error {
 	if t.Top < 0 {
-		return usageError("--top %d: want 0 (all) or a positive number", t.Top)
+		return cli.UsageError("--top %d: want 0 (all) or a positive number", t.Top)
 	}
 	if t.Depth < 0 {
-		return usageError("--depth %d: want 0 or more", t.Depth)
+		return cli.UsageError("--depth %d: want 0 or more", t.Depth)
 	}
 	if !(t.CollapseThreshold > 0 && t.CollapseThreshold <= 1) {
-		return usageError("--collapse-threshold %g: want a share above 0 and at most 1", t.CollapseThreshold)
+		return cli.UsageError("--collapse-threshold %g: want a share above 0 and at most 1", t.CollapseThreshold)
 	}
 	for _, r := range t.Roots {
 		if strings.TrimSpace(r) == "" {
-			return usageError("--root: empty function name")
+			return cli.UsageError("--root: empty function name")
 		}
 	}
 	return nil
@@ -89,7 +90,7 @@ var inputFormats = []string{fold.FormatAuto, fold.FormatPerf, fold.FormatFolded,
 
 // registerInputFormat adds --input-format to a command that reads profiles.
 func registerInputFormat(cmd *cobra.Command, v *string) {
-	enumFlag(cmd, v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
+	cli.EnumFlag(cmd, v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
 }
 
 // ReportOptions are the inputs of `flamediff report`.
@@ -106,9 +107,9 @@ func newReportCmd(s *streams, runF func(*ReportOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "report [flags] PROFILE",
 		Short:   "Function shares, subtree breakdowns, subsystems and CPU per operation of one profile",
-		Long:    helpLong("report"),
-		Example: helpExample("report"),
-		Args:    argCount(1, 1, "report takes one PROFILE"),
+		Long:    help.Long("report"),
+		Example: help.Example("report"),
+		Args:    cli.ArgCount(1, 1, "report takes one PROFILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profile = args[0]
 			if err := opts.validateTable(); err != nil {
@@ -164,5 +165,5 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(s, out, buf.Bytes())
+	return cli.WriteOutput(s, out, buf.Bytes())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 )
@@ -140,7 +141,7 @@ func TestReportRootNotFound(t *testing.T) {
 		Load:        fakeLoad(map[string]*fold.Profile{"p": handProfile(nil)}),
 	}
 	err := runReport(context.Background(), opts)
-	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "closest: mysqld_stmt_execute") {
+	if !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "closest: mysqld_stmt_execute") {
 		t.Errorf("runReport(--root mysqld_stmt_exec) = %v, want a usage error naming mysqld_stmt_execute", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/internal/buildinfo"
+	"github.com/flamediff/flamediff/internal/cli"
 )
 
 // Exit codes.
@@ -23,26 +24,14 @@ const (
 )
 
 // streams are the command's standard input and outputs; tests inject buffers.
-type streams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-}
-
-// errUsage marks errors in how the command was called (exit code 2).
-var errUsage = errors.New("usage")
-
-// usageError wraps a message as a usage error.
-func usageError(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
-}
+type streams = cli.Streams
 
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "flamediff",
 		Short:         "Where did the CPU go between version A and version B?",
-		Long:          helpLong("flamediff"),
-		Example:       helpExample("flamediff"),
+		Long:          help.Long("flamediff"),
+		Example:       help.Example("flamediff"),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -51,7 +40,7 @@ func newRootCmd(s *streams) *cobra.Command {
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", errUsage, err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", cli.ErrUsage, err) })
 	root.AddCommand(
 		newFoldCmd(s, nil),
 		newReportCmd(s, nil),
@@ -78,7 +67,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "flamediff: %v\n", err)
-	if errors.Is(err, errUsage) || strings.HasPrefix(err.Error(), "unknown command ") {
+	if errors.Is(err, cli.ErrUsage) || strings.HasPrefix(err.Error(), "unknown command ") {
 		if cmd == nil || cmd == root || !cmd.Runnable() {
 			fmt.Fprintln(stderr, "run 'flamediff --help' for usage")
 		} else {
@@ -87,11 +76,4 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitError
-}
-
-// fixedCompletion completes a flag with a fixed list of values.
-func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	}
 }

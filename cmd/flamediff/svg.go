@@ -14,6 +14,7 @@ import (
 	"github.com/flamediff/flamediff/flamegraph"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
+	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
 )
 
@@ -65,15 +66,15 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	for i, p := range flamegraph.Palettes {
 		palettes[i] = string(p)
 	}
-	enumFlag(cmd, &g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+strings.Join(palettes, ", ")+" (subsystem needs --map with subsystems)", palettes...)
+	cli.EnumFlag(cmd, &g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+strings.Join(palettes, ", ")+" (subsystem needs --map with subsystems)", palettes...)
 	f.BoolVar(&g.Hash, "hash", false, "colour by name: every frame of a function gets the same colour")
 	f.StringVar(&g.CountName, "countname", "", "what values count, in tooltips (default: samples, or ns for perf period sums of cpu-clock)")
 	f.BoolVar(&g.Reverse, "reverse", false, "reverse every stack (leaf first): a flame graph of callers")
 	f.BoolVar(&g.Inverted, "inverted", false, "draw an icicle graph: root at the top")
-	enumFlag(cmd, &g.ColorBy, "color-by", string(flamegraph.ColorBySubtree), "with --diff: colour a frame by the change of its whole subtree, or of its self samples (self: the classic differential graph)",
+	cli.EnumFlag(cmd, &g.ColorBy, "color-by", string(flamegraph.ColorBySubtree), "with --diff: colour a frame by the change of its whole subtree, or of its self samples (self: the classic differential graph)",
 		string(flamegraph.ColorBySubtree), string(flamegraph.ColorBySelf))
 	f.Float64Var(&g.MinDelta, "min-delta", 0, "with --diff: draw changes smaller than `D` (pp, or µs/op with --normalize per-op) as unchanged")
-	enumFlag(cmd, &g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)",
+	cli.EnumFlag(cmd, &g.Normalize, "normalize", normalizeAuto, "with --diff: share (% of all samples), per-op (CPU µs per operation; needs run directories), or auto (per-op when both inputs have run metadata)",
 		normalizeAuto, string(flamegraph.NormalizeShare), string(flamegraph.NormalizePerOp))
 	f.BoolVar(&g.Negate, "negate", false, "with --diff: widths follow BASE instead of TARGET (frames gone in TARGET show); red still means grown")
 	g.changed = func(name string) bool { return cmd.Flags().Changed(name) }
@@ -83,42 +84,42 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 func (g *graphFlags) validate(cmdName string, args []string) error {
 	nargs := len(args)
 	if g.Diff && nargs != 2 {
-		return usageError("%s --diff takes a BASE and a TARGET profile, got %s", cmdName, names.Plural(nargs, "argument"))
+		return cli.UsageError("%s --diff takes a BASE and a TARGET profile, got %s", cmdName, names.Plural(nargs, "argument"))
 	}
 	if !g.Diff && nargs != 1 {
 		if nargs == 2 {
-			return usageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
+			return cli.UsageError("%s takes one PROFILE, got 2 arguments (add --diff for a differential graph of BASE and TARGET)", cmdName)
 		}
-		return usageError("%s takes one PROFILE, got %s", cmdName, names.Plural(nargs, "argument"))
+		return cli.UsageError("%s takes one PROFILE, got %s", cmdName, names.Plural(nargs, "argument"))
 	}
 	if err := distinctInputs(args...); err != nil {
 		return err
 	}
 	if g.Width < 100 {
-		return usageError("--width %d: want at least 100 pixels", g.Width)
+		return cli.UsageError("--width %d: want at least 100 pixels", g.Width)
 	}
 	if g.Height < 4 {
-		return usageError("--height %d: want at least 4 pixels", g.Height)
+		return cli.UsageError("--height %d: want at least 4 pixels", g.Height)
 	}
 	var err error
 	if g.minWidthPx, g.minWidthPct, err = flamegraph.ParseMinWidth(g.MinWidth); err != nil {
-		return usageError("--minwidth %v", err)
+		return cli.UsageError("--minwidth %v", err)
 	}
 	if g.Diff && g.changed != nil && g.changed("colors") {
-		return usageError("--colors applies to single flame graphs; a --diff graph is coloured by change (see --color-by)")
+		return cli.UsageError("--colors applies to single flame graphs; a --diff graph is coloured by change (see --color-by)")
 	}
 	if g.Colors == string(flamegraph.PaletteSubsystem) && g.MapFile == "" {
-		return usageError("--colors subsystem needs --map FILE with subsystems (e.g. examples/symbolmaps/mariadb.yaml)")
+		return cli.UsageError("--colors subsystem needs --map FILE with subsystems (e.g. examples/symbolmaps/mariadb.yaml)")
 	}
 	if !g.Diff && g.changed != nil {
 		for _, name := range []string{"color-by", "min-delta", "normalize", "negate"} {
 			if g.changed(name) {
-				return usageError("--%s applies to differential graphs only (add --diff BASE TARGET)", name)
+				return cli.UsageError("--%s applies to differential graphs only (add --diff BASE TARGET)", name)
 			}
 		}
 	}
 	if g.MinDelta < 0 || math.IsNaN(g.MinDelta) {
-		return usageError("--min-delta %g: want 0 or more", g.MinDelta)
+		return cli.UsageError("--min-delta %g: want 0 or more", g.MinDelta)
 	}
 	return nil
 }
@@ -138,8 +139,8 @@ func newSVGCmd(s *streams, runF func(*SVGOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "svg [flags] PROFILE | svg --diff [flags] BASE TARGET",
 		Short:   "Draw an interactive flame graph, or a differential flame graph of two versions, as SVG",
-		Long:    helpLong("svg"),
-		Example: helpExample("svg"),
+		Long:    help.Long("svg"),
+		Example: help.Example("svg"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Profiles = args
 			if err := opts.validate("svg", args); err != nil {
@@ -163,7 +164,7 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 		return nil, err
 	}
 	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
-		return nil, usageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
+		return nil, cli.UsageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
 	}
 	in, err := input.ReadSet(ctx, loader(s, load), m, paths, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict})
 	if err != nil {
@@ -175,47 +176,19 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 
 // layout lays out the graph the flags ask for.
 func (g *graphFlags) layout(in *input.Set) (*flamegraph.Graph, error) {
-	paths, ps := in.Args, in.Profiles
-	o := flamegraph.Options{
+	gr, err := in.Graph(flamegraph.Options{
 		Title: g.Title, Subtitle: g.Subtitle,
 		Width: g.Width, FrameHeight: g.Height,
 		MinWidth: g.minWidthPx, MinWidthPercent: g.minWidthPct,
 		Palette: flamegraph.Palette(g.Colors), Hash: g.Hash,
 		CountName: g.CountName, Reverse: g.Reverse, Inverted: g.Inverted,
 		ColorBy: flamegraph.ColorBy(g.ColorBy), MinDelta: g.MinDelta, Negate: g.Negate,
+	}, g.Diff, g.Normalize)
+	var np *input.NoPerOpError
+	if errors.As(err, &np) {
+		return nil, fmt.Errorf("--normalize per-op: %w or use --normalize share", err)
 	}
-	if in.Map.HasSubsystems() {
-		o.Subsystem = in.Map.Subsystem
-		o.Subsystems = in.Map.Subsystems()
-	}
-	if !g.Diff {
-		o.TargetLabel = in.Labels[0]
-		gr, err := flamegraph.Layout(ps[0], o)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", paths[0], err)
-		}
-		return gr, nil
-	}
-	o.BaseLabel, o.TargetLabel = in.Labels[0], in.Labels[1]
-	o.Normalize = flamegraph.Normalize(g.Normalize)
-	switch g.Normalize {
-	case normalizeAuto:
-		o.Normalize = flamegraph.AutoNormalize(ps[0], ps[1])
-	case string(flamegraph.NormalizePerOp):
-		for i, p := range ps {
-			if !p.Meta.HasPerOp() {
-				return nil, fmt.Errorf("--normalize per-op: %s has no run metadata with cpu_seconds and operations; give run directories (stacks.folded and run.json) or use --normalize share", paths[i])
-			}
-		}
-	}
-	gr, err := flamegraph.LayoutDiff(ps[0], ps[1], o)
-	if err != nil {
-		if errors.Is(err, flamegraph.ErrEmpty) {
-			return nil, fmt.Errorf("%s vs %s: %w", paths[0], paths[1], err)
-		}
-		return nil, err
-	}
-	return gr, nil
+	return gr, err
 }
 
 func runSVG(ctx context.Context, opts *SVGOptions) error {
@@ -236,7 +209,7 @@ func runSVG(ctx context.Context, opts *SVGOptions) error {
 	if err := g.WriteSVG(&buf); err != nil {
 		return err
 	}
-	return writeOutput(opts.IO, out, buf.Bytes())
+	return cli.WriteOutput(opts.IO, out, buf.Bytes())
 }
 
 // warnCut says on stderr what a graph too deep to draw left out (the graph

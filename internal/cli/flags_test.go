@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -14,14 +14,14 @@ import (
 func testCmd(ran *bool) *cobra.Command {
 	var format, by string
 	cmd := &cobra.Command{Use: "t", RunE: func(cmd *cobra.Command, _ []string) error {
-		if err := exclusive(cmd, "a", "b", "c"); err != nil {
+		if err := Exclusive(cmd, "a", "b", "c"); err != nil {
 			return err
 		}
 		*ran = true
 		return nil
 	}}
-	enumFlag(cmd, &format, "format", "table", "", "table", "json", "csv", "markdown")
-	enumFlag(cmd, &by, "by", "self", "", "self", "subtree")
+	EnumFlag(cmd, &format, "format", "table", "", "table", "json", "csv", "markdown")
+	EnumFlag(cmd, &by, "by", "self", "", "self", "subtree")
 	cmd.Flags().Bool("a", false, "")
 	cmd.Flags().String("b", "", "")
 	cmd.Flags().Int("c", 0, "")
@@ -53,7 +53,7 @@ func TestEnumAndExclusiveFlags(t *testing.T) {
 			t.Errorf("%v: %v, want no error", tt.args, err)
 		case tt.want == "" && !ran:
 			t.Errorf("%v: the command did not run", tt.args)
-		case tt.want != "" && (err == nil || !errors.Is(err, errUsage) || err.Error() != "usage: "+tt.want):
+		case tt.want != "" && (err == nil || !errors.Is(err, ErrUsage) || err.Error() != "usage: "+tt.want):
 			t.Errorf("%v: error %v, want the usage error %q", tt.args, err, tt.want)
 		case tt.want != "" && ran && tt.want[0] == '-':
 			t.Errorf("%v: the command ran with a bad value", tt.args)
@@ -92,14 +92,14 @@ func TestCheckNewDir(t *testing.T) {
 		{full, "usage: --out " + full + " is not empty: choose a new directory so that no earlier run is overwritten"},
 	}
 	for _, tt := range tests {
-		err := checkNewDir("--out", tt.dir, "run")
+		err := CheckNewDir("--out", tt.dir, "run")
 		if got := ""; err != nil {
 			got = err.Error()
 			if got != tt.want {
-				t.Errorf("checkNewDir(%s) = %q, want %q", tt.dir, got, tt.want)
+				t.Errorf("CheckNewDir(%s) = %q, want %q", tt.dir, got, tt.want)
 			}
 		} else if tt.want != "" {
-			t.Errorf("checkNewDir(%s) = nil, want %q", tt.dir, tt.want)
+			t.Errorf("CheckNewDir(%s) = nil, want %q", tt.dir, tt.want)
 		}
 	}
 }
@@ -114,11 +114,11 @@ func TestLists(t *testing.T) {
 		{[]string{"a", "b"}, "a or b", "a and b"},
 		{[]string{"a", "b", "c"}, "a, b or c", "a, b and c"},
 	} {
-		if got := orList(tt.in); got != tt.or {
-			t.Errorf("orList(%v) = %q, want %q", tt.in, got, tt.or)
+		if got := OrList(tt.in); got != tt.or {
+			t.Errorf("OrList(%v) = %q, want %q", tt.in, got, tt.or)
 		}
-		if got := andList(tt.in); got != tt.and {
-			t.Errorf("andList(%v) = %q, want %q", tt.in, got, tt.and)
+		if got := AndList(tt.in); got != tt.and {
+			t.Errorf("AndList(%v) = %q, want %q", tt.in, got, tt.and)
 		}
 	}
 }
