@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,11 @@ type BPF struct {
 
 	mu  sync.Mutex
 	run *bpfRun
+	// prepared is a run Prepare set up, for Start with the same pid and
+	// options (preparedPID, preparedOpts).
+	prepared     *bpfRun
+	preparedPID  int
+	preparedOpts Options
 }
 
 type bpfRun struct {
@@ -53,9 +59,11 @@ type bpfRun struct {
 	copies    *copyUnwinder
 	stopRead  context.CancelFunc
 	readDone  chan error
-	// rangesDone is closed once auto's ranges are set, with rangeNotes.
+	// rangesDone is closed once auto's ranges are set, with rangeNotes,
+	// when Start set them while sampling; rangesSet says they are set.
 	rangesDone chan struct{}
 	rangeNotes []string
+	rangesSet  bool
 }
 
 // mapsRefresh is how often the BPF sampler re-reads the target's maps.
@@ -85,6 +93,28 @@ func bpfError(err error) error {
 	return err
 }
 
+// Prepare implements Preparer: it loads and verifies the program (which
+// takes from a fifth of a second to several seconds on a loaded machine,
+// longer with the switch fix), reads the target's symbols and, with
+// StackCopy auto, which ranges keep no frame pointer, so that Start with
+// the same pid and options only opens and enables the events.
+func (b *BPF) Prepare(ctx context.Context, pid int, opts Options) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.run != nil || b.prepared != nil {
+		return errors.New("bpf sampler: already prepared or started")
+	}
+	r, err := b.prepare(ctx, pid, opts)
+	if err != nil {
+		return err
+	}
+	if r.stackCopy == bpf.StackCopyAuto {
+		r.setRanges()
+	}
+	b.prepared, b.preparedPID, b.preparedOpts = r, pid, opts
+	return nil
+}
+
 // Start implements Sampler.
 func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 	b.mu.Lock()
@@ -95,80 +125,39 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := processAlive(pid); err != nil {
-		return fmt.Errorf("bpf sampler: %w", err)
+	r := b.prepared
+	b.prepared = nil
+	if r != nil && (pid != b.preparedPID || !reflect.DeepEqual(opts, b.preparedOpts)) {
+		r.release()
+		r = nil
 	}
-	if opts.FrequencyHz == 0 {
-		opts.FrequencyHz = 99
-	}
-	syms, err := symtab.NewProcess(b.procRoot(), pid)
-	if err != nil {
-		return fmt.Errorf("bpf sampler: symbols of process %d: %w", pid, err)
-	}
-	for i := len(opts.DebugDirs) - 1; i >= 0; i-- {
-		syms.AddDebugRoot(opts.DebugDirs[i])
-	}
-	r := &bpfRun{opts: opts, pid: pid, syms: syms, stopped: make(chan struct{})}
-	if opts.Kernel {
-		if r.kernel, err = symtab.LoadKernel(); err != nil {
-			r.warn = append(r.warn, fmt.Sprintf("kernel frames stay unresolved: %v", err))
+	if r == nil {
+		var err error
+		if r, err = b.prepare(ctx, pid, opts); err != nil {
+			return err
 		}
-	}
-	scName := opts.StackCopy
-	if scName == "" {
-		scName = DefaultStackCopy
-	}
-	sc, err := bpf.ParseStackCopy(scName)
-	if err != nil {
-		_ = syms.Close()
+	} else if err := processAlive(pid); err != nil {
+		r.release()
 		return fmt.Errorf("bpf sampler: %w", err)
+	} else {
+		_ = r.syms.Refresh() // what was mapped since Prepare
 	}
-	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
-		SwitchFix: opts.SwitchFix}
-	prof, err := bpf.Load(bopts)
-	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
-		// The default asks for copies where they work: frame pointers
-		// only elsewhere, said in a warning.
-		r.warn = append(r.warn, fmt.Sprintf("stack copies unavailable (%v): stacks by frame pointers only", err))
-		sc, bopts.StackCopy = bpf.StackCopyNever, bpf.StackCopyNever
-		prof, err = bpf.Load(bopts)
-	}
-	if err != nil {
-		_ = syms.Close()
-		return fmt.Errorf("bpf sampler: %w", bpfError(err))
-	}
-	r.stackCopy, r.pages = sc, bpf.MaxStackPages
-	if sc != bpf.StackCopyNever {
-		// The reader runs until Stop has stopped the program: it
-		// unwinds the copies as they come, so that the ring buffer
-		// does not fill.
-		r.copies = newCopyUnwinder(syms)
-		r.copies.preload()
-		readCtx, cancel := context.WithCancel(context.Background())
-		r.stopRead, r.readDone = cancel, make(chan error, 1)
-		go func() { r.readDone <- prof.ReadSamples(readCtx, r.copies.add) }()
-	}
+	prof, syms := r.prof, r.syms
 	if err := prof.Start(); err != nil {
-		_ = r.endRead()
-		_ = prof.Close()
-		_ = syms.Close()
+		r.release()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
 	}
-	if sc == bpf.StackCopyAuto {
+	if r.stackCopy == bpf.StackCopyAuto && !r.rangesSet {
 		// Which ranges keep no frame pointer needs the objects' CFI and
 		// symbols (a second for a large binary): sampling runs
 		// meanwhile, auto copying every sample until the ranges are set.
+		// (Prepare sets them before sampling starts.)
 		r.rangesDone = make(chan struct{})
 		go func() {
 			defer close(r.rangesDone)
-			noFP, roots, notes := r.copies.ranges(ThreadRootSymbols)
-			r.rangeNotes = notes
-			if err := prof.SetRanges(noFP, roots); err != nil {
-				r.rangeNotes = append(r.rangeNotes, fmt.Sprintf("stack copies: every sample copied: %v", err))
-			}
+			r.setRanges()
 		}()
 	}
-	r.prof = prof
 	b.run = r
 	// A cancelled ctx stops the counting; Stop still returns the counts.
 	// Meanwhile the maps are re-read every second, so that libraries
@@ -190,6 +179,88 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 		}
 	}()
 	return nil
+}
+
+// prepare does what Start does before it enables the events: the target's
+// symbols, the program loaded and verified, the reader of stack copies
+// running.
+func (b *BPF) prepare(ctx context.Context, pid int, opts Options) (*bpfRun, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := processAlive(pid); err != nil {
+		return nil, fmt.Errorf("bpf sampler: %w", err)
+	}
+	if opts.FrequencyHz == 0 {
+		opts.FrequencyHz = 99
+	}
+	syms, err := symtab.NewProcess(b.procRoot(), pid)
+	if err != nil {
+		return nil, fmt.Errorf("bpf sampler: symbols of process %d: %w", pid, err)
+	}
+	for i := len(opts.DebugDirs) - 1; i >= 0; i-- {
+		syms.AddDebugRoot(opts.DebugDirs[i])
+	}
+	r := &bpfRun{opts: opts, pid: pid, syms: syms, stopped: make(chan struct{})}
+	if opts.Kernel {
+		if r.kernel, err = symtab.LoadKernel(); err != nil {
+			r.warn = append(r.warn, fmt.Sprintf("kernel frames stay unresolved: %v", err))
+		}
+	}
+	scName := opts.StackCopy
+	if scName == "" {
+		scName = DefaultStackCopy
+	}
+	sc, err := bpf.ParseStackCopy(scName)
+	if err != nil {
+		_ = syms.Close()
+		return nil, fmt.Errorf("bpf sampler: %w", err)
+	}
+	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
+		SwitchFix: opts.SwitchFix}
+	prof, err := bpf.Load(bopts)
+	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
+		// The default asks for copies where they work: frame pointers
+		// only elsewhere, said in a warning.
+		r.warn = append(r.warn, fmt.Sprintf("stack copies unavailable (%v): stacks by frame pointers only", err))
+		sc, bopts.StackCopy = bpf.StackCopyNever, bpf.StackCopyNever
+		prof, err = bpf.Load(bopts)
+	}
+	if err != nil {
+		_ = syms.Close()
+		return nil, fmt.Errorf("bpf sampler: %w", bpfError(err))
+	}
+	r.prof = prof
+	r.stackCopy, r.pages = sc, bpf.MaxStackPages
+	if sc != bpf.StackCopyNever {
+		// The reader runs until Stop has stopped the program: it
+		// unwinds the copies as they come, so that the ring buffer
+		// does not fill.
+		r.copies = newCopyUnwinder(syms)
+		r.copies.preload()
+		readCtx, cancel := context.WithCancel(context.Background())
+		r.stopRead, r.readDone = cancel, make(chan error, 1)
+		go func() { r.readDone <- prof.ReadSamples(readCtx, r.copies.add) }()
+	}
+	return r, nil
+}
+
+// setRanges gives StackCopy auto the ranges without frame pointers and
+// the thread roots (noted in rangeNotes).
+func (r *bpfRun) setRanges() {
+	noFP, roots, notes := r.copies.ranges(ThreadRootSymbols)
+	r.rangeNotes = notes
+	if err := r.prof.SetRanges(noFP, roots); err != nil {
+		r.rangeNotes = append(r.rangeNotes, fmt.Sprintf("stack copies: every sample copied: %v", err))
+	}
+	r.rangesSet = true
+}
+
+// release frees a run that never sampled (or failed to start).
+func (r *bpfRun) release() {
+	_ = r.endRead()
+	_ = r.prof.Close()
+	_ = r.syms.Close()
 }
 
 func (b *BPF) procRoot() string {
@@ -226,6 +297,10 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	defer b.mu.Unlock()
 	r := b.run
 	if r == nil {
+		if b.prepared != nil {
+			b.prepared.release()
+			b.prepared = nil
+		}
 		return nil, errors.New("bpf sampler: not started")
 	}
 	if r.res != nil || r.err != nil {

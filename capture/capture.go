@@ -153,6 +153,15 @@ type Sampler interface {
 	SamplesSoFar() int64
 }
 
+// Preparer is a Sampler whose slow setup (the BPF sampler: loading and
+// verifying its program, reading the target's symbols) can be done before
+// Start, so that a window does not wait for it: Start with the same pid
+// and options then only enables the events. Start with others prepares
+// again; Stop releases a prepared sampler that never started.
+type Preparer interface {
+	Prepare(ctx context.Context, pid int, opts Options) error
+}
+
 // Process is a running process found in a proc tree.
 type Process struct {
 	PID     int

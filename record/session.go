@@ -27,6 +27,9 @@ type recorder struct {
 	run      *workload.Run
 	logFile  *os.File
 	sampler  capture.Sampler
+	// opts are the sampler's options (samplerOptions), as the fallback
+	// without the switch fix left them.
+	opts capture.Options
 	// callGraph is the sampler's call graph, CallGraph resolved for the
 	// chosen sampler (resolveCallGraph).
 	callGraph string
@@ -73,6 +76,9 @@ func (r *recorder) cleanup() {
 // window started still writes what was sampled, marked incomplete.
 func (r *recorder) record(ctx context.Context) (*Result, error) {
 	c := r.cfg
+	if err := r.prepareSampler(ctx); err != nil {
+		return nil, err
+	}
 	if len(c.Workload) > 0 {
 		if err := r.startWorkload(ctx); err != nil {
 			return nil, err
@@ -168,6 +174,47 @@ func (r *recorder) startWorkload(ctx context.Context) error {
 	}
 }
 
+// prepareSampler makes the sampler and, when it can be (capture.Preparer),
+// prepares it before the workload starts: its slow setup (loading and
+// verifying a BPF program takes seconds on a loaded machine) then costs no
+// window.
+func (r *recorder) prepareSampler(ctx context.Context) error {
+	c := r.cfg
+	sampler, err := r.newSampler()
+	if err != nil {
+		return err
+	}
+	r.sampler = sampler
+	r.opts = capture.Options{
+		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
+		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
+		SwitchFix: r.meta.Sampler == "bpf" && !c.NoSwitchFix,
+	}
+	p, ok := sampler.(capture.Preparer)
+	if !ok {
+		return nil
+	}
+	if err := r.withFallback(func(o capture.Options) error { return p.Prepare(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
+		return r.fail("", fmt.Errorf("record: %w", err))
+	}
+	return nil
+}
+
+// withFallback calls start with the sampler's options and, when the switch
+// fix is on by default only and the kernel lacks what it needs (its BTF),
+// again without it, which it says in a warning.
+func (r *recorder) withFallback(start func(capture.Options) error) error {
+	err := start(r.opts)
+	if err != nil && r.opts.SwitchFix && !r.cfg.SwitchFix && errors.Is(err, errors.ErrUnsupported) {
+		w := fmt.Sprintf("sampling without the switch fix: %v; samples may stand for less CPU than the threads used (docs/fidelity.md)", err)
+		r.meta.Warnings = append(r.meta.Warnings, w)
+		r.progress(Status{Phase: PhaseWarning, Message: w})
+		r.opts.SwitchFix = false
+		err = start(r.opts)
+	}
+	return err
+}
+
 // startSampling starts the sampler and reads the figures at the window's
 // start.
 func (r *recorder) startSampling(ctx context.Context, win *window) error {
@@ -175,31 +222,12 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	if _, err := procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
-	sampler, err := r.newSampler()
-	if err != nil {
-		return err
-	}
-	opts := capture.Options{
-		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
-		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
-		SwitchFix: r.meta.Sampler == "bpf" && !c.NoSwitchFix,
-	}
-	err = sampler.Start(context.WithoutCancel(ctx), r.pid, opts)
-	if err != nil && opts.SwitchFix && !c.SwitchFix && errors.Is(err, errors.ErrUnsupported) {
-		// By default only: a kernel without what the fix needs (its
-		// BTF) samples without it, and says so.
-		w := fmt.Sprintf("sampling without the switch fix: %v; samples may stand for less CPU than the threads used (docs/fidelity.md)", err)
-		r.meta.Warnings = append(r.meta.Warnings, w)
-		r.progress(Status{Phase: PhaseWarning, Message: w})
-		opts.SwitchFix = false
-		err = sampler.Start(context.WithoutCancel(ctx), r.pid, opts)
-	}
-	if err != nil {
+	if err := r.withFallback(func(o capture.Options) error { return r.sampler.Start(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	r.meta.SwitchFix = opts.SwitchFix
-	r.sampler = sampler
+	r.meta.SwitchFix = r.opts.SwitchFix
 	// The window starts once the sampler runs: figures from here on.
+	var err error
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
 	}

@@ -557,3 +557,78 @@ func TestRunStackCompleteness(t *testing.T) {
 		}
 	})
 }
+
+// slowPrepare is a sampler whose setup takes delay, as loading the BPF
+// program does on a loaded machine, and can be done before Start
+// (capture.Preparer).
+type slowPrepare struct {
+	capture.Sampler
+	delay    time.Duration
+	prepared bool
+}
+
+func (s *slowPrepare) Prepare(ctx context.Context, pid int, opts capture.Options) error {
+	time.Sleep(s.delay)
+	s.prepared = true
+	return nil
+}
+
+func (s *slowPrepare) Start(ctx context.Context, pid int, opts capture.Options) error {
+	if !s.prepared {
+		return errors.New("started before it was prepared")
+	}
+	return s.Sampler.Start(ctx, pid, opts)
+}
+
+// A sampler that can be prepared is prepared before the workload starts, so
+// that its slow setup costs no window: with a 3.5 s setup, sysbench
+// --time=6, 0.5 s warmup and 1 s margin, the window is still about 4.5 s
+// (it would be at most 1 s had the setup been part of starting).
+func TestRunPreparesSampler(t *testing.T) {
+	recordtest.RequireSampler(t, "perf")
+	target := recordtest.Burner(t)
+	sysbench := filepath.Join(t.TempDir(), "sysbench")
+	if err := os.WriteFile(sysbench, []byte("#!/bin/sh\nsleep 6\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	s := &slowPrepare{Sampler: capture.NewPerf(), delay: 3500 * time.Millisecond}
+	cfg := Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
+		Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=6", "run"},
+		NewSampler: func(string) (capture.Sampler, error) { return s, nil }}
+	if _, err := Run(context.Background(), cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, out)
+	if m.WindowSeconds < 2.5 {
+		t.Errorf("window %.2f s with a sampler that takes 3.5 s to prepare, want about 4.5 s: the setup was not done before the workload", m.WindowSeconds)
+	}
+	recordtest.NoPerfLeft(t, target.Process.Pid)
+}
+
+// noFixPrepare is a BPF sampler prepared on a kernel that cannot run the
+// switch fix: Prepare refuses it.
+type noFixPrepare struct{ *capture.BPF }
+
+func (s noFixPrepare) Prepare(ctx context.Context, pid int, opts capture.Options) error {
+	if opts.SwitchFix {
+		return fmt.Errorf("bpf: load profiler with the switch fix (needs the kernel's BTF): %w", errors.ErrUnsupported)
+	}
+	return s.BPF.Prepare(ctx, pid, opts)
+}
+
+// The fallback without the switch fix works when the refusal comes at
+// Prepare, and the sampler then starts without it.
+func TestRunSwitchFixUnsupportedAtPrepare(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	target := recordtest.Burner(t)
+	c := Config{Sampler: "bpf", Freq: 99, Target: Target{PID: target.Process.Pid}, Duration: time.Second, Out: filepath.Join(t.TempDir(), "run"),
+		NewSampler: func(string) (capture.Sampler, error) { return noFixPrepare{capture.NewBPF().(*capture.BPF)}, nil }}
+	if _, err := Run(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, c.Out)
+	if m.SwitchFix || !strings.Contains(strings.Join(m.Warnings, "\n"), "sampling without the switch fix") || m.Samples == 0 {
+		t.Errorf("switch_fix %v, warnings %q, %d samples; want it off, said, and samples", m.SwitchFix, m.Warnings, m.Samples)
+	}
+}
