@@ -28,7 +28,7 @@ func requirePerf(t *testing.T) {
 }
 
 // burner starts a shell spinning on a CPU and kills it at the end of the test.
-func burner(t *testing.T) *exec.Cmd {
+func burner(t testing.TB) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
 	if err := cmd.Start(); err != nil {

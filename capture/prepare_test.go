@@ -89,3 +89,43 @@ func TestBPFPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkBPFStart times Start of the BPF sampler (switch fix, stack
+// copies auto) on a CPU burner: cold (Start loads the program) and after
+// Prepare (Start only opens and enables the events). The latter is what a
+// recording's window waits for.
+func BenchmarkBPFStart(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	target := burner(b)
+	pid := target.Process.Pid
+	ctx := context.Background()
+	opts := Options{FrequencyHz: 99, SwitchFix: true, StackCopy: "auto"}
+	for _, prepared := range []bool{false, true} {
+		name := "cold"
+		if prepared {
+			name = "prepared"
+		}
+		b.Run(name, func(b *testing.B) {
+			var wait time.Duration
+			for i := 0; i < b.N; i++ {
+				s := NewBPF().(*BPF)
+				if prepared {
+					if err := s.Prepare(ctx, pid, opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t0 := time.Now()
+				if err := s.Start(ctx, pid, opts); err != nil {
+					b.Fatal(err)
+				}
+				wait += time.Since(t0)
+				if _, err := s.Stop(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(wait.Milliseconds())/float64(b.N), "ms-start/op")
+		})
+	}
+}
