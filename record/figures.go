@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 	"path/filepath"
@@ -161,29 +160,21 @@ func (m *markWriter) at() time.Time {
 	return m.seen
 }
 
-// sampledGap returns a warning when the samples taken are too few or too
-// many for the CPU the process was accounted: more than 15% apart, and
-// more than three standard deviations of the count (sqrt of the expected
-// samples) apart, so that short windows at low frequencies do not cry wolf.
+// sampledGap is the warning of a run whose samples (at freq Hz) stand for
+// more or less CPU than the process was accounted in the window (cpu): the
+// reports' rule and words (diff.SampledWarning: more than
+// diff.SampledOff percent apart), so that record, report, diff and the
+// bench report say the same of a run. With per-CPU events it adds their
+// known cause.
 func sampledGap(samples int64, freq int, cpu float64, perCPU bool) string {
-	want := cpu * float64(freq)
-	if want <= 0 {
+	if cpu <= 0 || freq <= 0 {
 		return ""
 	}
-	gap := float64(samples)/want - 1
-	if math.Abs(gap) <= 0.15 || math.Abs(float64(samples)-want) <= 3*math.Sqrt(want) {
-		return ""
+	w := diff.SampledWarning(100 * float64(samples) / float64(freq) / cpu)
+	if w != "" && perCPU && float64(samples) < cpu*float64(freq) {
+		w += "; per-CPU events lose samples on some kernels when CPUs idle between short queries, per-thread events do not"
 	}
-	what := "fewer"
-	if gap > 0 {
-		what = "more"
-	}
-	hint := "try the other --sampler"
-	if perCPU {
-		hint = "per-CPU events lose samples on some kernels when CPUs idle between short queries: record without --per-cpu"
-	}
-	return fmt.Sprintf("SAMPLED CPU DIFFERS: %d samples at %d Hz are %.2f CPU-s, %.0f%% %s than the %.2f CPU-s the process was accounted in the window; shares may be skewed (%s)",
-		samples, freq, float64(samples)/float64(freq), 100*math.Abs(gap), what, cpu, hint)
+	return w
 }
 
 // labelFromVersion turns "10.11.19-MariaDB-0+deb12u1" into "10.11"; without

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/workload/procstat"
 )
@@ -40,18 +41,20 @@ func TestSampledGap(t *testing.T) {
 		want    string // "" or a part of the warning
 	}{
 		{1000, 100, 10, false, ""},
-		{880, 100, 10, false, ""},                    // 12% fewer: within 15%
-		{500, 100, 10, false, "50% fewer"},           // far too few
-		{1300, 100, 10, false, "30% more"},           // more samples than CPU
-		{20, 99, 0.3, false, ""},                     // 33% fewer, but 30 expected: within 3 sigma
-		{0, 99, 0, false, ""},                        // no CPU: nothing to compare
-		{1508, 999, 2.91, true, "48% fewer"},         // per-CPU events, point selects
-		{1508, 999, 2.91, true, "without --per-cpu"}, // and the way out
-		{500, 100, 10, false, "the other --sampler"},
+		{985, 100, 10, false, ""},                           // 1.5% fewer: within 2%
+		{970, 100, 10, false, "97.00% of the CPU"},          // 3% fewer
+		{500, 100, 10, false, "50.00% of it has no sample"}, // far too few
+		{1030, 100, 10, false, "3.00% more than it"},        // more samples than CPU
+		{0, 99, 0, false, ""},                               // no CPU: nothing to compare
+		{1508, 999, 2.91, true, "per-CPU events lose samples"},
+		{1508, 999, 2.91, false, "51.87% of the CPU"},
 	} {
 		got := sampledGap(tt.samples, tt.freq, tt.cpu, tt.perCPU)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("sampledGap(%d, %d, %g) = %q, want %q", tt.samples, tt.freq, tt.cpu, got, tt.want)
+		}
+		if got != "" && !strings.HasPrefix(got, diff.SampledWarning(100*float64(tt.samples)/float64(tt.freq)/tt.cpu)) {
+			t.Errorf("sampledGap(%d, %d, %g) = %q: not the reports' words", tt.samples, tt.freq, tt.cpu, got)
 		}
 	}
 }
