@@ -71,6 +71,10 @@ type RunFigures struct {
 	// misses CPU shows below 100 (docs/fidelity.md).
 	SampledPct float64
 	HasSampled bool
+	// Environment is the share of the kernel's scheduling, wake-up and
+	// interrupt paths (EnvironmentOf); its Kernel is false, and the shares
+	// unknown, when the profile has no kernel frames.
+	Environment Environment
 }
 
 // Summary is everything a report says about one profile.
@@ -127,7 +131,7 @@ func Summarize(p *fold.Profile, opts Options) *Summary {
 }
 
 func runFigures(p *fold.Profile, label string) RunFigures {
-	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit, CountUnit: p.CountUnit()}
+	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit, CountUnit: p.CountUnit(), Environment: EnvironmentOf(p)}
 	if f.Unit == "" {
 		f.Unit = fold.UnitSamples
 	}

@@ -124,20 +124,28 @@ func subtreeNotes(skipped, chains bool, threshold float64, flags *CollapseFlags)
 // percent of the accounted CPU for every profile. When a profile's run
 // recorded its stack completeness, two columns show it for every profile:
 // "complete %", the share of samples whose stack reaches a thread root,
-// and "unwind", how the stacks were walked ("-": not recorded).
+// and "unwind", how the stacks were walked ("-": not recorded). When a
+// profile has kernel frames, "sched+wake %" is the share of its samples in
+// the kernel's scheduling, wake-up and IPI paths (diff.Environment): a
+// profile where it is large measures the machine's thread switching more
+// than the program ("-": recorded without kernel frames).
 func runSection(sums []*diff.Summary, f Format) Section {
 	s := Section{
 		Title: "Run",
 		Columns: []Column{{"profile", false}, {"unit", false}, {"total", true}, {"cpu s", true}, {"ops", true},
 			{"QPS", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}},
 	}
-	recorded, sampled := false, false
+	recorded, sampled, kernel := false, false, false
 	for _, sum := range sums {
 		recorded = recorded || sum.Recorded != nil
 		sampled = sampled || sum.Profile.HasSampled
+		kernel = kernel || sum.Profile.Environment.Kernel
 	}
 	if sampled {
 		s.Columns = append(s.Columns, Column{"sampled %", true})
+	}
+	if kernel {
+		s.Columns = append(s.Columns, Column{"sched+wake %", true})
 	}
 	if recorded {
 		s.Columns = append(s.Columns, Column{"complete %", true}, Column{"unwind", false})
@@ -166,6 +174,13 @@ func runSection(sums []*diff.Summary, f Format) Section {
 				pct = F2(p.SampledPct)
 			}
 			row = append(row, pct)
+		}
+		if kernel {
+			env := "-"
+			if e := p.Environment; e.Kernel {
+				env = F2(100 * e.Total())
+			}
+			row = append(row, env)
 		}
 		if recorded {
 			complete, method := "-", "-"

@@ -161,6 +161,18 @@ type JSONProfile struct {
 	SampledPct       *float64          `json:"sampled_pct,omitempty"`
 	Completeness     *JSONCompleteness `json:"completeness,omitempty"`
 	Stacks           *JSONStacks       `json:"stacks,omitempty"`
+	Environment      *JSONEnvironment  `json:"environment,omitempty"`
+}
+
+// JSONEnvironment is the schema's "environment" of a profile recorded with
+// kernel frames: the percentage of its samples in the kernel, and in the
+// kernel's scheduling, wake-up and interrupt (IPI, idle exit) paths
+// (diff.Environment).
+type JSONEnvironment struct {
+	KernelPct     float64 `json:"kernel_pct"`
+	SchedulingPct float64 `json:"scheduling_pct"`
+	WakeUpPct     float64 `json:"wake_up_pct"`
+	InterruptsPct float64 `json:"interrupts_pct"`
 }
 
 // profileJSON is the JSON of a profile's run figures.
@@ -183,6 +195,9 @@ func profileJSON(s *diff.Summary) JSONProfile {
 	}
 	if u := s.Recorded; u != nil {
 		j.Stacks = &JSONStacks{CompletePct: 100 * u.Complete, Method: u.Method, Object: u.Object, Stopped: u.Stopped, Note: u.Note}
+	}
+	if e := f.Environment; e.Kernel {
+		j.Environment = &JSONEnvironment{KernelPct: 100 * e.InKernel, SchedulingPct: 100 * e.Scheduling, WakeUpPct: 100 * e.WakeUp, InterruptsPct: 100 * e.Interrupts}
 	}
 	return j
 }
