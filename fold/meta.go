@@ -34,8 +34,14 @@ type Meta struct {
 	ServerVersion string `json:"server_version,omitempty"`
 	// Workload is the benchmark that drove the server (command line or name).
 	Workload string `json:"workload,omitempty"`
-	// Sampler is "perf" or "bpf"; FrequencyHz its sampling frequency.
-	Sampler     string  `json:"sampler,omitempty"`
+	// Sampler is "perf" or "bpf", or "none" for a window measured without
+	// a sampler (no stacks); FrequencyHz its sampling frequency.
+	Sampler string `json:"sampler,omitempty"`
+	// Window says which kind of window the figures cover: WindowUnprofiled
+	// (no sampler ran: throughput and per-op figures as the server runs
+	// alone) or WindowProfiled (taken while sampling, which changes them);
+	// "" in run directories written before it was recorded.
+	Window      string  `json:"window,omitempty"`
 	FrequencyHz float64 `json:"frequency_hz,omitempty"`
 	// WindowSeconds is the length of the sampling window.
 	WindowSeconds float64 `json:"window_seconds,omitempty"`
@@ -116,18 +122,28 @@ type Meta struct {
 	// WorkloadWindowQPS is the workload's own QPS over the sampling window
 	// (sysbench --report-interval reports wholly inside it), to check the
 	// server's operation count against.
-	WorkloadWindowQPS    float64 `json:"workload_window_qps,omitempty"`
-	WorkloadTPS          float64 `json:"workload_tps,omitempty"`
-	WorkloadLatencyAvgMs float64 `json:"workload_latency_avg_ms,omitempty"`
-	WorkloadLatencyP95Ms float64 `json:"workload_latency_p95_ms,omitempty"`
-	WorkloadLatencyMaxMs float64 `json:"workload_latency_max_ms,omitempty"`
-	WorkloadExitCode     *int    `json:"workload_exit_code,omitempty"`
+	WorkloadWindowQPS float64 `json:"workload_window_qps,omitempty"`
+	// WorkloadIntervalQPS are the QPS of the workload's interim reports
+	// (sysbench --report-interval=1) wholly inside the window, in order:
+	// the within-run spread of the throughput.
+	WorkloadIntervalQPS  []float64 `json:"workload_interval_qps,omitempty"`
+	WorkloadTPS          float64   `json:"workload_tps,omitempty"`
+	WorkloadLatencyAvgMs float64   `json:"workload_latency_avg_ms,omitempty"`
+	WorkloadLatencyP95Ms float64   `json:"workload_latency_p95_ms,omitempty"`
+	WorkloadLatencyMaxMs float64   `json:"workload_latency_max_ms,omitempty"`
+	WorkloadExitCode     *int      `json:"workload_exit_code,omitempty"`
 	// Complete is false when the capture was cut short; Incomplete says why.
 	Complete   *bool  `json:"complete,omitempty"`
 	Incomplete string `json:"incomplete_reason,omitempty"`
 	// Extra holds fields this version does not know, kept on rewrite.
 	Extra map[string]json.RawMessage `json:"-"`
 }
+
+// The kinds of window (Meta.Window).
+const (
+	WindowUnprofiled = "unprofiled"
+	WindowProfiled   = "profiled"
+)
 
 // CPUSeconds returns the process CPU seconds of the window: CPUSecondsTotal
 // when set, else user plus system.

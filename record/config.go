@@ -20,6 +20,12 @@ const (
 	defaultCallGraph = CallGraphAuto
 )
 
+// SamplerNone is the Sampler of a window measured without a sampler: the
+// workload, the /proc, schedstat and server-counter deltas as with one,
+// but no stacks, so that throughput and per-op figures are those of the
+// server alone (run.json "window": "unprofiled").
+const SamplerNone = "none"
+
 // CallGraphAuto is the default CallGraph: the stack walking that gives
 // whole stacks with the sampler Run chose. The BPF sampler walks frame
 // pointers and unwinds its stack copies with CFI (StackCopy); perf gets
@@ -46,7 +52,9 @@ type Config struct {
 
 	// Sampler is "perf", "bpf" or "auto" (""): the BPF sampler where the
 	// kernel and privileges allow it and CallGraph and Event do not need
-	// perf, else perf. run.json says which ran and why.
+	// perf, else perf. run.json says which ran and why. "none" measures
+	// the window without a sampler (SamplerNone): run.json with the
+	// throughput, /proc and counter figures, no stacks.
 	Sampler string
 	// Event is the perf event: "auto" (""; cycles when the machine has a
 	// hardware cycle counter, else cpu-clock), "cycles" or "cpu-clock".
@@ -178,8 +186,10 @@ func (c Config) Validate() error {
 		msg = "CallGraph " + cgErr.Error()
 	case !oneOf(c.StackCopy, capture.StackCopies...):
 		msg = fmt.Sprintf("StackCopy %q: want never, auto or always", c.StackCopy)
-	case !oneOf(c.Sampler, "perf", "bpf", "auto"):
-		msg = fmt.Sprintf("Sampler %q: want perf, bpf or auto", c.Sampler)
+	case !oneOf(c.Sampler, "perf", "bpf", "auto", SamplerNone):
+		msg = fmt.Sprintf("Sampler %q: want perf, bpf, auto or none", c.Sampler)
+	case c.Sampler == SamplerNone && (c.SwitchFix || c.PerCPU || c.KeepRaw):
+		msg = "Sampler none samples nothing: SwitchFix, PerCPU and KeepRaw need a sampler"
 	case c.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		msg = "Sampler bpf walks frame pointers: CallGraph dwarf needs Sampler perf"
 	case c.SwitchFix && c.NoSwitchFix:

@@ -113,6 +113,15 @@ func (r *recorder) describe(ctx context.Context) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	r.meta.Sampler, r.meta.SamplerReason = sampler, reason
+	r.meta.Label = c.Label
+	if len(c.Workload) > 0 {
+		r.meta.Workload = strings.Join(c.Workload, " ")
+	}
+	if sampler == SamplerNone {
+		r.meta.Window = fold.WindowUnprofiled
+		return nil
+	}
+	r.meta.Window = fold.WindowProfiled
 	r.meta.FrequencyHz = float64(c.Freq)
 	// Validate parsed it already; the copy size goes in run.json as the
 	// sampler will use it.
@@ -139,10 +148,6 @@ func (r *recorder) describe(ctx context.Context) error {
 		ev, why := capture.DetectEvent(ctx)
 		r.meta.Event = ev
 		r.meta.SamplerReason = strings.TrimPrefix(r.meta.SamplerReason+"; event "+ev+": "+why, "; ")
-	}
-	r.meta.Label = c.Label
-	if len(c.Workload) > 0 {
-		r.meta.Workload = strings.Join(c.Workload, " ")
 	}
 	return nil
 }
@@ -208,6 +213,8 @@ func (r *recorder) openServer(ctx context.Context) error {
 // chooseSampler picks the sampler for c.Sampler and says why.
 func chooseSampler(c Config) (name, why string, err error) {
 	switch c.Sampler {
+	case SamplerNone:
+		return SamplerNone, "none: a window measured without a sampler (throughput and per-op figures of the server alone, no stacks)", nil
 	case "perf":
 		return "perf", "", capture.CheckPerf()
 	case "bpf":

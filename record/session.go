@@ -109,8 +109,12 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 		cancel()
 	}
 	win.end = time.Now()
-	res, stopErr := r.sampler.Stop(context.Background())
-	r.sampler = nil
+	var res *capture.Result
+	var stopErr error
+	if r.sampler != nil {
+		res, stopErr = r.sampler.Stop(context.Background())
+		r.sampler = nil
+	}
 	r.meta.EndTime = win.end.UTC().Format(time.RFC3339Nano)
 	r.meta.WindowSeconds = win.end.Sub(win.start).Seconds()
 	if procErr != nil {
@@ -133,6 +137,9 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	}
 	if r.meta.Label == "" {
 		r.meta.Label = labelFromVersion(r.meta.ServerVersion, c.Out)
+	}
+	if r.meta.Sampler == SamplerNone {
+		return r.writeUnprofiled(reason)
 	}
 	if res == nil {
 		return nil, r.fail(reason, fmt.Errorf("record: sampler: %w", errOr(stopErr, errNothingSampled)))
@@ -180,6 +187,9 @@ func (r *recorder) startWorkload(ctx context.Context) error {
 // window.
 func (r *recorder) prepareSampler(ctx context.Context) error {
 	c := r.cfg
+	if r.meta.Sampler == SamplerNone {
+		return nil
+	}
 	sampler, err := r.newSampler()
 	if err != nil {
 		return err
@@ -222,10 +232,12 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	if _, err := procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
-	if err := r.withFallback(func(o capture.Options) error { return r.sampler.Start(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
-		return fmt.Errorf("record: %w", err)
+	if r.sampler != nil {
+		if err := r.withFallback(func(o capture.Options) error { return r.sampler.Start(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		r.meta.SwitchFix = r.opts.SwitchFix
 	}
-	r.meta.SwitchFix = r.opts.SwitchFix
 	// The window starts once the sampler runs: figures from here on.
 	var err error
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
@@ -246,9 +258,13 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		}
 	}
 	r.meta.StartTime = win.start.UTC().Format(time.RFC3339Nano)
-	msg := fmt.Sprintf("sampling pid %d at %d Hz until the workload ends", r.pid, c.Freq)
+	what := fmt.Sprintf("sampling pid %d at %d Hz", r.pid, c.Freq)
+	if r.sampler == nil {
+		what = fmt.Sprintf("measuring pid %d without a sampler", r.pid)
+	}
+	msg := what + " until the workload ends"
 	if win.length > 0 {
-		msg = fmt.Sprintf("sampling pid %d at %d Hz for %s", r.pid, c.Freq, win.length.Round(time.Second))
+		msg = fmt.Sprintf("%s for %s", what, win.length.Round(time.Second))
 	}
 	r.progress(Status{Phase: PhaseSampling, Message: msg})
 	return nil
@@ -286,7 +302,11 @@ func (r *recorder) wait(ctx context.Context, win *window) string {
 				return fmt.Sprintf("the server (pid %d) died %s into the window", r.pid, time.Since(win.start).Round(time.Second))
 			}
 			if r.ticks {
-				r.progress(Status{Phase: PhaseTick, Elapsed: time.Since(win.start), Window: win.length, Samples: r.sampler.SamplesSoFar()})
+				var n int64
+				if r.sampler != nil {
+					n = r.sampler.SamplesSoFar()
+				}
+				r.progress(Status{Phase: PhaseTick, Elapsed: time.Since(win.start), Window: win.length, Samples: n})
 			}
 		}
 	}
@@ -349,9 +369,11 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 	if t := r.threads.at(); !t.IsZero() {
 		t0 = t
 	}
-	if q, cov := rep.QPSBetween(win.start.Sub(t0).Seconds(), win.end.Sub(t0).Seconds()); cov > 0 {
+	from, to := win.start.Sub(t0).Seconds(), win.end.Sub(t0).Seconds()
+	if q, cov := rep.QPSBetween(from, to); cov > 0 {
 		r.meta.WorkloadWindowQPS = q
 	}
+	r.meta.WorkloadIntervalQPS = intervalQPS(rep, from, to)
 	if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 {
 		// No server counters: sysbench's own rate, over the window
 		// when its interim reports cover it, else over its run.
@@ -402,6 +424,36 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 		return result, fmt.Errorf("record: %w to %s: %s", ErrIncomplete, c.Out, reason)
 	}
 	return result, nil
+}
+
+// writeUnprofiled writes the run.json of a window measured without a
+// sampler (no stacks; the sampled-versus-accounted check has nothing to
+// compare).
+func (r *recorder) writeUnprofiled(reason string) (*Result, error) {
+	c := r.cfg
+	complete := reason == ""
+	r.meta.Complete = &complete
+	r.meta.Incomplete = reason
+	if err := rundir.WriteMeta(c.Out, r.meta); err != nil {
+		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)
+	}
+	result := &Result{Dir: c.Out, Meta: r.meta}
+	if !complete {
+		return result, fmt.Errorf("record: %w to %s: %s", ErrIncomplete, c.Out, reason)
+	}
+	return result, nil
+}
+
+// intervalQPS returns the QPS of rep's interim reports that lie wholly
+// within [from, to] seconds since sysbench started its threads, in order.
+func intervalQPS(rep *workload.SysbenchReport, from, to float64) []float64 {
+	var out []float64
+	for _, iv := range rep.Intervals {
+		if iv.At-iv.Every >= from-1e-9 && iv.At <= to+1e-9 {
+			out = append(out, iv.QPS)
+		}
+	}
+	return out
 }
 
 // fail writes run.json alone (no stacks) with the reason, and returns err.

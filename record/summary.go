@@ -14,6 +14,17 @@ import (
 func (r *Result) WriteSummary(w io.Writer, hint func(*diff.Unwinding) string) {
 	m := r.Meta
 	fmt.Fprintf(w, "flamediff: wrote %s (label %q)\n", r.Dir, m.Label)
+	if m.Sampler == SamplerNone {
+		fmt.Fprintf(w, "  window %.1f s without a sampler (unprofiled: no stacks), accounted CPU %.2f s\n", m.WindowSeconds, m.CPUSeconds())
+	} else {
+		r.writeSamples(w, hint)
+	}
+	r.writePerOp(w)
+}
+
+// writeSamples writes the window, its samples and their stacks' completeness.
+func (r *Result) writeSamples(w io.Writer, hint func(*diff.Unwinding) string) {
+	m := r.Meta
 	fmt.Fprintf(w, "  window %.1f s, %d samples (%d lost), sampled CPU %.2f s vs accounted %.2f s\n",
 		m.WindowSeconds, m.Samples, m.LostSamples, m.SampledCPUSeconds, m.CPUSeconds())
 	if u := diff.RecordedUnwinding(m); u != nil {
@@ -22,6 +33,11 @@ func (r *Result) WriteSummary(w io.Writer, hint func(*diff.Unwinding) string) {
 			fmt.Fprintf(w, "flamediff: warning: %s\n", warn)
 		}
 	}
+}
+
+// writePerOp writes the operations and the per-operation figures.
+func (r *Result) writePerOp(w io.Writer) {
+	m := r.Meta
 	if m.Operations == 0 {
 		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench as the workload) for per-op figures\n")
 		return

@@ -48,7 +48,7 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	f.IntVar(&opts.Target.PID, "pid", 0, "sample process `N`")
 	f.StringVar(&opts.Target.PIDFile, "pidfile", "", "read the pid from `FILE`")
 	f.StringVar(&opts.Target.Process, "process", "", "sample the single process named `NAME` (default: the running mariadbd or mysqld)")
-	cli.EnumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why)", "perf", "bpf", "auto")
+	cli.EnumFlag(cmd, &opts.Sampler, "sampler", "auto", "sampler: perf, bpf, or auto (bpf where the kernel and privileges allow it, else perf; run.json says which ran and why); none measures the window without a sampler (throughput and per-op figures of the server alone, no stacks: run.json \"window\": \"unprofiled\")", "perf", "bpf", "auto", record.SamplerNone)
 	f.IntVar(&opts.Freq, "freq", 99, "sampling frequency in Hz")
 	cli.EnumFlag(cmd, &opts.Event, "event", "auto", "perf event: auto (cycles when the machine has a hardware cycle counter, else cpu-clock), cycles or cpu-clock", "auto", "cycles", "cpu-clock")
 	// Not an enumFlag: dwarf takes a size (validate checks it).
@@ -100,6 +100,8 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 		return cli.UsageError("--out DIR is required: the run directory to write")
 	case o.Freq <= 0 || o.Freq > 10000:
 		return cli.UsageError("--freq %d: want 1 to 10000 Hz", o.Freq)
+	case o.Sampler == record.SamplerNone && (o.SwitchFix || o.PerCPU || o.KeepRaw):
+		return cli.UsageError("--sampler none samples nothing: --switch-fix, --per-cpu and --keep-raw need a sampler")
 	case o.Sampler == "bpf" && cg.Method == capture.CallGraphDwarf:
 		return cli.UsageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
 	case o.SwitchFix && (o.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):

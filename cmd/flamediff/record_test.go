@@ -68,7 +68,14 @@ func TestRecordFlags(t *testing.T) {
 		{name: "dwarf size not a multiple of 8", args: []string{"--out", dir, "--call-graph", "dwarf,5001", "--duration", "1s"}, wantErr: "not a multiple of 8 bytes (perf's unit): use 5008"},
 		{name: "bpf with dwarf and a size", args: []string{"--out", dir, "--sampler", "bpf", "--call-graph", "dwarf,4096", "--duration", "1s"}, wantErr: "needs --sampler perf"},
 		{name: "bad freq", args: []string{"--out", dir, "--freq", "0", "--duration", "1s"}, wantErr: "want 1 to 10000 Hz"},
-		{name: "bad sampler", args: []string{"--out", dir, "--sampler", "ebpf", "--duration", "1s"}, wantErr: "want perf, bpf or auto"},
+		{name: "bad sampler", args: []string{"--out", dir, "--sampler", "ebpf", "--duration", "1s"}, wantErr: "want perf, bpf, auto or none"},
+		{name: "none with per-cpu", args: []string{"--out", dir, "--sampler", "none", "--per-cpu", "--duration", "1s"}, wantErr: "--sampler none samples nothing"},
+		{name: "none", args: []string{"--out", dir, "--sampler", "none", "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.Sampler != "none" || o.SwitchFix || o.NoSwitchFix {
+					t.Errorf("--sampler none: sampler %q, switch fix %v/%v", o.Sampler, o.SwitchFix, o.NoSwitchFix)
+				}
+			}},
 		{name: "bpf with dwarf", args: []string{"--out", dir, "--sampler", "bpf", "--call-graph", "dwarf", "--duration", "1s"}, wantErr: "needs --sampler perf"},
 		{name: "switch fix with perf", args: []string{"--out", dir, "--switch-fix", "--sampler", "perf", "--duration", "1s"}, wantErr: "--switch-fix corrects the BPF sampler's cpu-clock events"},
 		{name: "switch fix with cycles", args: []string{"--out", dir, "--switch-fix", "--event", "cycles", "--duration", "1s"}, wantErr: "--switch-fix corrects"},
