@@ -16,8 +16,9 @@ import (
 // RunOptions are the inputs of Start and Run besides the config.
 type RunOptions struct {
 	// Out is the bench's directory, which must exist: each server's
-	// my.cnf and error log go to servers/LABEL, each measurement's run
-	// directory to runs/WORKLOAD/LABEL/N.
+	// my.cnf and error log go to servers/LABEL, each measurement's
+	// profiled window to runs/WORKLOAD/LABEL/N and its unprofiled window
+	// to measure/WORKLOAD/LABEL/N.
 	Out string
 	// Cache is the cache directory of fetched servers (DefaultCacheDir
 	// when "").
@@ -36,18 +37,25 @@ type RunOptions struct {
 }
 
 // Measurement is one cell of the matrix: one workload on one server, one
-// repeat.
+// repeat. It is two windows, each its own run of the workload: an
+// unprofiled one (record's sampler none), whose throughput and per-op
+// figures are the server's alone, then a profiled one, whose stacks make
+// the profile (and whose QPS against the unprofiled one is the sampler's
+// effect).
 type Measurement struct {
 	// Server is the server's label, Workload the workload's name.
 	Server, Workload string
 	// Repeat numbers the measurement from 1.
 	Repeat int
-	// Dir is the run directory ("" when Missing).
+	// Dir is the profiled window's run directory ("" when Missing).
 	Dir string
-	// Missing, when not empty, says why the measurement has no run
+	// Missing, when not empty, says why the profiled window has no run
 	// directory: the server could not be fetched, did not start or died,
 	// sysbench prepare failed, the bench was interrupted, record failed.
 	Missing string
+	// MeasureDir is the unprofiled window's run directory, and
+	// MeasureMissing why it has none, as Dir and Missing.
+	MeasureDir, MeasureMissing string
 }
 
 // Failure is a server of the config that could not be measured (or not
@@ -197,7 +205,8 @@ func (s *Session) Failed() []Failure {
 
 // Measure measures every workload: it prepares sysbench's tables on every
 // server, then runs opts.Repeat rounds with the servers in a rotating
-// order, so that drift of the machine does not favour one. It returns one
+// order, so that drift of the machine does not favour one; each
+// measurement is an unprofiled window then a profiled one. It returns one
 // Measurement per workload, round and server, measured or Missing.
 func (s *Session) Measure(ctx context.Context) []Measurement {
 	var runs []Measurement
@@ -210,18 +219,9 @@ func (s *Session) Measure(ctx context.Context) []Measurement {
 				b := s.servers[(k+r-1)%len(s.servers)]
 				run := Measurement{Server: b.spec.Label, Workload: w.Name, Repeat: r}
 				done++
-				switch {
-				case b.missing != "":
-					run.Missing = b.missing
-				case prepared[b] != "":
-					run.Missing = prepared[b]
-				case ctx.Err() != nil:
-					run.Missing = "bench was interrupted before this run"
-				case b.srv.Err() != nil:
-					run.Missing = fmt.Sprintf("server died: %v", b.srv.Err())
-				default:
-					s.measure(ctx, fmt.Sprintf("[%d/%d]", done, total), w, b, &run)
-				}
+				step := fmt.Sprintf("[%d/%d]", done, total)
+				run.MeasureDir, run.MeasureMissing = s.window(ctx, step, w, b, prepared[b], run.Repeat, false)
+				run.Dir, run.Missing = s.window(ctx, step, w, b, prepared[b], run.Repeat, true)
 				runs = append(runs, run)
 			}
 		}
@@ -246,21 +246,50 @@ func (s *Session) prepare(ctx context.Context, w Workload) map[*labServer]string
 	return failed
 }
 
-// measure records one measurement into run.
-func (s *Session) measure(ctx context.Context, step string, w Workload, b *labServer, run *Measurement) {
-	run.Dir = filepath.Join(s.opts.Out, "runs", w.Name, b.spec.Label, strconv.Itoa(run.Repeat))
-	s.logf("%s %s %s repeat %d: sysbench %s, %s", step, w.Name, b.spec.Label, run.Repeat, w.Test, w.Duration)
-	_, err := s.opts.Record(ctx, s.recordConfig(w, b, run.Dir))
-	if err == nil {
-		return
+// window records one window of a measurement, profiled or not, and
+// returns its run directory or why it has none (unprepared: why w's
+// tables are not there).
+func (s *Session) window(ctx context.Context, step string, w Workload, b *labServer, unprepared string, repeat int, profiled bool) (dir, missing string) {
+	switch {
+	case b.missing != "":
+		return "", b.missing
+	case unprepared != "":
+		return "", unprepared
+	case ctx.Err() != nil:
+		return "", "bench was interrupted before this run"
+	case b.srv.Err() != nil:
+		return "", fmt.Sprintf("server died: %v", b.srv.Err())
 	}
-	s.logf("%s %s %s repeat %d: %v", step, w.Name, b.spec.Label, run.Repeat, err)
-	if _, serr := os.Stat(filepath.Join(run.Dir, "run.json")); serr != nil {
-		run.Dir, run.Missing = "", fmt.Sprintf("record: %v", err)
+	tree, what := "measure", "unprofiled"
+	if profiled {
+		tree, what = "runs", "profiled"
+	}
+	dir = filepath.Join(s.opts.Out, tree, w.Name, b.spec.Label, strconv.Itoa(repeat))
+	s.logf("%s %s %s repeat %d, %s window: sysbench %s, %s", step, w.Name, b.spec.Label, repeat, what, w.Test, w.Duration)
+	c := s.recordConfig(w, b, dir)
+	if !profiled {
+		c = unprofiled(c)
+	}
+	_, err := s.opts.Record(ctx, c)
+	if err == nil {
+		return dir, ""
+	}
+	s.logf("%s %s %s repeat %d, %s window: %v", step, w.Name, b.spec.Label, repeat, what, err)
+	if _, serr := os.Stat(filepath.Join(dir, "run.json")); serr != nil {
+		dir, missing = "", fmt.Sprintf("record: %v", err)
 	}
 	if died := b.srv.Err(); died != nil {
 		b.missing = fmt.Sprintf("server died: %v", died)
 	}
+	return dir, missing
+}
+
+// unprofiled is c for a window without a sampler: the same workload,
+// warmup and margin, nothing of the sampler's.
+func unprofiled(c record.Config) record.Config {
+	c.Sampler = record.SamplerNone
+	c.SwitchFix, c.NoSwitchFix, c.PerCPU, c.KeepRaw, c.DebugDirs = false, false, false, false, nil
+	return c
 }
 
 // recordConfig is the recording session of one measurement.

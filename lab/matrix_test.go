@@ -57,8 +57,10 @@ workloads:
 	var got []string
 	for _, r := range res.Runs {
 		got = append(got, r.Workload+"/"+r.Server+"/"+strconv.Itoa(r.Repeat))
-		if r.Dir != "" || !strings.HasPrefix(r.Missing, "server binary: installed server /no/such/"+r.Server+"/mariadbd") {
-			t.Errorf("%s %s %d: dir %q, missing %q; want no directory and the binary's error", r.Workload, r.Server, r.Repeat, r.Dir, r.Missing)
+		for _, w := range [][2]string{{r.Dir, r.Missing}, {r.MeasureDir, r.MeasureMissing}} {
+			if w[0] != "" || !strings.HasPrefix(w[1], "server binary: installed server /no/such/"+r.Server+"/mariadbd") {
+				t.Errorf("%s %s %d: dir %q, missing %q; want no directory and the binary's error", r.Workload, r.Server, r.Repeat, w[0], w[1])
+			}
 		}
 	}
 	want := "w1/a/1 w1/b/1 w1/b/2 w1/a/2 w2/a/1 w2/b/1 w2/b/2 w2/a/2"
@@ -99,6 +101,15 @@ capture: {sampler: perf, frequency: 199, events: cpu}
 	}
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
+	}
+	// The unprofiled window: the same workload and window, no sampler.
+	u := unprofiled(c)
+	if u.Sampler != record.SamplerNone || u.PerCPU || u.SwitchFix || u.DebugDirs != nil ||
+		u.Warmup != c.Warmup || u.Margin != c.Margin || u.Socket != c.Socket || u.Target != c.Target || strings.Join(u.Workload, " ") != strings.Join(c.Workload, " ") {
+		t.Errorf("unprofiled record config %+v", u)
+	}
+	if err := u.Validate(); err != nil {
+		t.Errorf("unprofiled: Validate() = %v", err)
 	}
 }
 
@@ -183,11 +194,18 @@ func TestRunServerFails(t *testing.T) {
 				t.Errorf("broken: dir %q, missing %q", r.Dir, r.Missing)
 			}
 		case "10.11":
-			if r.Missing != "" || r.Dir != filepath.Join(out, "runs", "point-select", "10.11", "1") {
-				t.Fatalf("10.11: dir %q, missing %q", r.Dir, r.Missing)
+			if r.Missing != "" || r.Dir != filepath.Join(out, "runs", "point-select", "10.11", "1") ||
+				r.MeasureMissing != "" || r.MeasureDir != filepath.Join(out, "measure", "point-select", "10.11", "1") {
+				t.Fatalf("10.11: dir %q, missing %q, measure dir %q, missing %q", r.Dir, r.Missing, r.MeasureDir, r.MeasureMissing)
 			}
-			if m := readMeta(t, r.Dir); m.QPS == 0 || m.Complete == nil || !*m.Complete || m.Label != "10.11" {
-				t.Errorf("10.11 was not measured: qps %.1f, complete %v, label %q", m.QPS, m.Complete, m.Label)
+			m, stacks := recordtest.ReadRun(t, r.Dir)
+			if m.QPS == 0 || m.Complete == nil || !*m.Complete || m.Label != "10.11" || m.Window != fold.WindowProfiled || stacks == "" {
+				t.Errorf("10.11 profiled window: qps %.1f, complete %v, label %q, window %q, %d bytes of stacks", m.QPS, m.Complete, m.Label, m.Window, len(stacks))
+			}
+			m, stacks = recordtest.ReadRun(t, r.MeasureDir)
+			if m.QPS == 0 || m.Complete == nil || !*m.Complete || m.Sampler != record.SamplerNone || m.Window != fold.WindowUnprofiled || stacks != "" || len(m.WorkloadIntervalQPS) == 0 {
+				t.Errorf("10.11 unprofiled window: qps %.1f, complete %v, sampler %q, window %q, %d bytes of stacks, interval qps %v",
+					m.QPS, m.Complete, m.Sampler, m.Window, len(stacks), m.WorkloadIntervalQPS)
 			}
 		}
 	}
@@ -209,15 +227,16 @@ func TestRunInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Ctrl-C as the second run's window starts, however long the server,
-	// the warmup and the sampler took to get there (a loaded machine): a
-	// fixed delay from the run's start could land before its window (in
-	// the sampler's start) or after it (a sampler slow to start shortens
-	// the window).
+	// Ctrl-C as the second measurement's profiled window (the fourth
+	// window: each measurement is an unprofiled then a profiled one)
+	// starts, however long the server, the warmup and the sampler took to
+	// get there (a loaded machine): a fixed delay from the run's start
+	// could land before its window (in the sampler's start) or after it (a
+	// sampler slow to start shortens the window).
 	var runs atomic.Int32
 	rec := func(ctx context.Context, c record.Config) (*record.Result, error) {
 		var progress func(record.Status)
-		if runs.Add(1) == 2 {
+		if runs.Add(1) == 4 {
 			progress = func(st record.Status) {
 				if st.Phase == record.PhaseSampling {
 					cancel()
@@ -236,12 +255,15 @@ func TestRunInterrupt(t *testing.T) {
 	if m := readMeta(t, res.Runs[0].Dir); m.QPS == 0 {
 		t.Errorf("the first, finished run has no figures")
 	}
+	if r := res.Runs[1]; r.MeasureDir == "" || readMeta(t, r.MeasureDir).QPS == 0 {
+		t.Errorf("the second run's unprofiled window, finished before the interrupt: %+v", r)
+	}
 	if r := res.Runs[1]; r.Dir == "" || !strings.Contains(readMeta(t, r.Dir).Incomplete, "interrupted") {
 		t.Errorf("the second run, interrupted: %+v", r)
 	}
 	// The third did not start: the bench was interrupted, or the server,
 	// started under ctx, was killed with it.
-	if r := res.Runs[2]; r.Dir != "" || (r.Missing != "bench was interrupted before this run" && !strings.Contains(r.Missing, "context canceled")) {
+	if r := res.Runs[2]; r.Dir != "" || r.MeasureDir != "" || (r.Missing != "bench was interrupted before this run" && !strings.Contains(r.Missing, "context canceled")) {
 		t.Errorf("the third run, not started: %+v", r)
 	}
 	noneLeft(t, out)
