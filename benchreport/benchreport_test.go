@@ -320,7 +320,7 @@ func TestRepeats(t *testing.T) {
 	md := markdown(t, r)
 	golden(t, "repeats.md", []byte(md))
 	for _, want := range []string{
-		"| point-select | 1.00 | 1.10 | " + noise + "1.00 |", // the rQPS row: the copy within noise
+		"| point-select | 1.00 (0.98–1.02, n=3) | 1.10 (1.08–1.12, n=3) | " + noise + "1.00 (0.98–1.02, n=3) |", // the rQPS row: the copy within noise
 		"within noise", "significant", "Welch p",
 	} {
 		if !strings.Contains(md, want) {
@@ -455,7 +455,7 @@ func TestMissing(t *testing.T) {
 			}
 			md := markdown(t, r)
 			for _, want := range []string{
-				"| update-index | 1.13 | 1.00 | missing |",
+				"| update-index | 1.13 (n=1) | 1.00 (n=1) | missing |",
 				"## Missing runs",
 				"| update-index | 11.8 | 1 | ",
 				tc.wantReason,

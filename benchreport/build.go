@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -45,6 +46,17 @@ type Run struct {
 	// server failed to start, the fetch failed...); Dir is then not read
 	// and the report shows the cell as missing with this reason.
 	Missing string
+	// MeasureDir is the repeat's unprofiled window, a run directory whose
+	// run.json says "window": "unprofiled" (record's sampler none): when it
+	// is given, the repeat's throughput and per-op figures come from it,
+	// and only the profile (stacks, their per-op scaling, sampled CPU,
+	// stack completeness) from Dir; the QPS of Dir against it is the
+	// sampler's effect. With neither MeasureDir nor MeasureMissing, every
+	// figure comes from Dir (a bench without unprofiled windows).
+	MeasureDir string
+	// MeasureMissing says why the unprofiled window did not happen; the
+	// repeat is then missing.
+	MeasureMissing string
 }
 
 // Options say what Build computes and how the report is laid out.
@@ -83,9 +95,15 @@ var ErrInvalid = errors.New("invalid benchmark report input")
 // loaded is one usable run.
 type loaded struct {
 	run  Run
-	p    *fold.Profile // mapped; Meta set, Label = Server
+	p    *fold.Profile // mapped; Meta set, Label = Server: the profiled window
 	expl *symbolmap.Explanation
-	qps  float64
+	qps  float64 // the profiled window's
+	// meas is the metadata the throughput and per-op figures come from:
+	// the unprofiled window's, or p.Meta without one; measQPS its rate.
+	meas    *fold.Meta
+	measQPS float64
+	// unprofiled says that meas is an unprofiled window's.
+	unprofiled bool
 }
 
 // Build loads every run directory, applies the map, and computes the
@@ -191,7 +209,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 				v.Missing = strings.Join(reasons, "; ")
 				continue
 			}
-			fillFigures(v, runsOf[srv], opts.Hints)
+			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints)
 		}
 		rep.Workloads = append(rep.Workloads, w)
 		if err := computeWorkload(rep, w, runsOf, roots, m); err != nil {
@@ -199,6 +217,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 		}
 	}
 	rep.Roots = resolvedRoots(rep, roots)
+	rep.FiguresWindow = figuresWindow(rep)
 	sort.SliceStable(rep.Missing, func(i, j int) bool {
 		a, b := rep.Missing[i], rep.Missing[j]
 		if a.Workload != b.Workload {
@@ -210,6 +229,27 @@ func Build(runs []Run, opts Options) (*Report, error) {
 		return a.Repeat < b.Repeat
 	})
 	return rep, nil
+}
+
+// figuresWindow is the report's FiguresWindow: its cells' when they agree,
+// else mixed ("profiled" when no cell has figures).
+func figuresWindow(rep *Report) string {
+	got := ""
+	for _, w := range rep.Workloads {
+		for _, v := range w.Versions {
+			switch {
+			case v.FiguresWindow == "":
+			case got == "":
+				got = v.FiguresWindow
+			case got != v.FiguresWindow:
+				return windowMixed
+			}
+		}
+	}
+	if got == "" {
+		return fold.WindowProfiled
+	}
+	return got
 }
 
 // orderOf returns given, or the values of key in order of first appearance.
@@ -276,18 +316,49 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 	if mp.Meta == nil {
 		mp.Meta = p.Meta
 	}
-	return &loaded{run: r, p: mp, expl: expl, qps: qps}, nil
+	l := &loaded{run: r, p: mp, expl: expl, qps: qps, meas: mp.Meta, measQPS: qps}
+	if r.MeasureDir == "" && r.MeasureMissing == "" {
+		return l, nil
+	}
+	if err := l.loadUnprofiled(); err != nil {
+		return nil, fmt.Errorf("unprofiled window: %w", err)
+	}
+	return l, nil
 }
 
-// perOp returns x per operation of each run, or nil when no run measured x
-// (run.json's zero means "not measured").
+// loadUnprofiled reads the run's unprofiled window into l.meas.
+func (l *loaded) loadUnprofiled() error {
+	r := l.run
+	if r.MeasureMissing != "" {
+		return errors.New(r.MeasureMissing)
+	}
+	if _, err := os.Stat(r.MeasureDir); err != nil {
+		return fmt.Errorf("run directory %w", err)
+	}
+	meta, err := rundir.ReadMeta(r.MeasureDir)
+	if err != nil {
+		return err
+	}
+	if meta.Window != fold.WindowUnprofiled {
+		return fmt.Errorf("%s says window %q (sampler %q), not %q", filepath.Join(r.MeasureDir, rundir.MetaFile), meta.Window, meta.Sampler, fold.WindowUnprofiled)
+	}
+	qps, err := rundir.Check(meta)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.MeasureDir, err)
+	}
+	l.meas, l.measQPS, l.unprofiled = meta, qps, true
+	return nil
+}
+
+// perOp returns x per operation of each run's figures window (meas), or
+// nil when no run measured x (run.json's zero means "not measured").
 func perOp(runs []*loaded, x func(*fold.Meta) float64) *Figure {
 	vals := make([]float64, len(runs))
 	measured := false
 	for i, l := range runs {
-		v := x(l.p.Meta)
+		v := x(l.meas)
 		measured = measured || v != 0
-		vals[i] = v / float64(l.p.Meta.Operations)
+		vals[i] = v / float64(l.meas.Operations)
 	}
 	if !measured {
 		return nil
@@ -295,21 +366,57 @@ func perOp(runs []*loaded, x func(*fold.Meta) float64) *Figure {
 	return figureOf(vals)
 }
 
-// fillFigures sets a cell's figures from its usable runs.
-func fillFigures(v *Version, runs []*loaded, h diff.Hints) {
+// fillFigures sets a cell's figures from its usable runs: throughput and
+// per-op figures from their figures windows (unprofiled when given), the
+// profile's from the profiled windows, the sampler's effect, the
+// within-run noise and the repeats that stand out.
+func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints) {
 	v.Repeats = len(runs)
 	qps := make([]float64, len(runs))
 	cpu := make([]float64, len(runs))
+	pqps := make([]float64, len(runs))
+	pcpu := make([]float64, len(runs))
+	var cvs []float64
+	unprofiled := 0
 	for i, l := range runs {
 		v.Dirs = append(v.Dirs, l.run.Dir)
-		qps[i] = l.qps
-		cpu[i] = l.p.Meta.CPUMicrosPerOp()
+		v.repeatNums = append(v.repeatNums, l.run.Repeat)
+		qps[i], cpu[i] = l.measQPS, l.meas.CPUMicrosPerOp()
+		pqps[i], pcpu[i] = l.qps, l.p.Meta.CPUMicrosPerOp()
+		if l.unprofiled {
+			unprofiled++
+			v.MeasureDirs = append(v.MeasureDirs, l.run.MeasureDir)
+		}
+		if cv, ok := cvOf(l.meas.WorkloadIntervalQPS); ok {
+			cvs = append(cvs, cv)
+		}
 	}
 	v.QPS, v.CPUPerOp = figureOf(qps), figureOf(cpu)
+	v.ProfiledQPS, v.ProfiledCPUPerOp = figureOf(pqps), figureOf(pcpu)
 	v.CSPerOp = perOp(runs, func(m *fold.Meta) float64 { return float64(m.VoluntaryCtxSwitches + m.InvoluntaryCtxSwitches) })
 	v.ReadsPerOp = perOp(runs, func(m *fold.Meta) float64 { return float64(m.ReadOps) })
 	v.ReadKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.ReadKB })
 	v.WriteKBPerOp = perOp(runs, func(m *fold.Meta) float64 { return m.WriteKB })
+	switch unprofiled {
+	case len(runs):
+		v.FiguresWindow = fold.WindowUnprofiled
+		effect := make([]float64, len(runs))
+		for i := range runs {
+			effect[i] = pqps[i] / qps[i]
+		}
+		v.SamplerEffect = figureOf(effect)
+		if len(runs) >= 2 {
+			v.SamplerEffectTest = testOf(diff.Compare(qps, pqps, alpha))
+		}
+	case 0:
+		v.FiguresWindow = fold.WindowProfiled
+	default:
+		v.FiguresWindow = windowMixed
+	}
+	if len(cvs) > 0 {
+		v.QPSCVPct = figureOf(cvs)
+	}
+	outliers(v)
 	stackFigures(v, runs, h)
 	var sampled []float64
 	for _, l := range runs {
@@ -440,7 +547,9 @@ func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, root
 }
 
 // mergeRuns merges a cell's repeats into one profile whose CPU per
-// operation and QPS are the cell's medians.
+// operation and QPS are the medians of the profiled windows: the profile
+// is scaled by the CPU and operations of the windows it was sampled in,
+// not by the unprofiled windows' (which the per-op tables show).
 func mergeRuns(server string, runs []*loaded, v *Version) (*fold.Profile, error) {
 	if len(runs) == 1 {
 		return runs[0].p, nil
@@ -463,7 +572,7 @@ func mergeRuns(server string, runs []*loaded, v *Version) (*fold.Profile, error)
 	mp.Meta = &fold.Meta{
 		Format: 1, Label: server, Unit: first.Unit, Event: first.Event, Sampler: first.Sampler,
 		FrequencyHz: first.FrequencyHz, WindowSeconds: window, Operations: ops,
-		CPUSecondsTotal: v.CPUPerOp.Median * float64(ops) / 1e6, QPS: v.QPS.Median,
+		CPUSecondsTotal: v.ProfiledCPUPerOp.Median * float64(ops) / 1e6, QPS: v.ProfiledQPS.Median,
 	}
 	return mp, nil
 }
@@ -673,6 +782,7 @@ func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap
 	for ti := range targets {
 		c := &Comparison{
 			Server:            labels[ti+1],
+			Window:            fold.WindowProfiled,
 			BaseMicrosPerOp:   r.Summaries[0].Profile.MicrosPerOp,
 			TargetMicrosPerOp: r.Summaries[ti+1].Profile.MicrosPerOp,
 			TopSelf:           []FunctionDelta{},

@@ -19,6 +19,20 @@
 //     t-test and a permutation test), with both p-values;
 //   - plain and differential (per-op normalised) flame graphs.
 //
+// A repeat may be two windows (Run.MeasureDir and Run.Dir): one measured
+// without a sampler (run.json "window": "unprofiled"), from which the
+// throughput and every per-op figure come, and one profiled, from which
+// the stacks come, scaled by that window's own CPU and operations (the
+// attribution and the top functions); the profiled window's QPS over the
+// unprofiled one's is the sampler's effect. Every rQPS, o/s and cpu/o
+// cell shows its spread (lowest and highest repeat) and its number of
+// repeats. The within-run noise of a cell is the coefficient of variation
+// of the workload's per-second QPS (run.json workload_interval_qps); a
+// repeat whose o/s or cpu/o differs from the cell's median by more than 3
+// times that noise (at least 5%; 10% without per-second figures) is an
+// outlier, with three repeats or more, and its cell cannot be trusted: it
+// is marked "!" in every table and named in the summary.
+//
 // Build loads and computes; it is the only function that reads files (the
 // run directories). The writers render the Report as JSON, markdown, a
 // terminal summary, or a directory of files (report.json, report.md,
@@ -45,6 +59,7 @@
 //	  "base": string,              // the base version label
 //	  "servers": [string],         // column order
 //	  "repeats": int,              // N: the largest repeat number given
+//	  "figures_window": string,    // where the throughput and per-op figures come from: "unprofiled", "profiled" or "mixed"
 //	  "alpha": float,              // significance level
 //	  "roots": [string],           // functions broken down (after the map)
 //	  "depth": int,                // levels under each root
@@ -61,7 +76,9 @@
 //	      "server": string,
 //	      "missing": string,       // optional: why this cell has no figures
 //	      "repeats": int,          // usable repeats
-//	      "dirs": [string],        // their run directories
+//	      "dirs": [string],        // their run directories (the profiled windows)
+//	      "figures_window": string, // "unprofiled" (every repeat's unprofiled window), "profiled" (none given) or "mixed"
+//	      "measure_dirs": [string], // optional: the unprofiled windows' run directories
 //	      "qps": figure, "cpu_us_per_op": figure,       // optional (absent when missing)
 //	      "cs_per_op": figure, "reads_per_op": figure,  // optional: absent when not measured
 //	      "read_kb_per_op": figure, "write_kb_per_op": figure,
@@ -71,6 +88,16 @@
 //	        "reads_per_op": float, "read_kb_per_op": float, "write_kb_per_op": float
 //	      },                       //   (each optional)
 //	      "qps_test": test, "cpu_us_per_op_test": test, // optional, not for the base
+//	      "profiled_qps": figure, "profiled_cpu_us_per_op": figure, // the profiled windows' own, which scale the profile
+//	      "sampler_effect": figure, // optional: per repeat, profiled QPS / unprofiled QPS
+//	      "sampler_effect_test": test, // optional: unprofiled against profiled QPS over the repeats
+//	      "qps_cv_pct": figure,    // optional: coefficient of variation (%) of the per-second QPS, per repeat
+//	      "outliers": [{           // optional: repeats beyond the noise
+//	        "figure": string,      // "o/s" or "cpu/o µs"
+//	        "repeat": int, "value": float, "median": float, // the repeat's value, the cell's median
+//	        "deviation_pct": float, "limit_pct": float
+//	      }],
+//	      "untrusted": string,     // optional: why the cell cannot be trusted (its outliers in words)
 //	      "stack_complete_pct": figure, // optional: samples whose stack reaches a thread root (0 to 100),
 //	                               //   over the repeats whose run.json records stack_completeness
 //	      "unwind": string,        // optional: how their stacks were walked ("fp", "cfi+fp", "dwarf"; ", "-joined when repeats differ)
@@ -95,6 +122,7 @@
 //	    }],
 //	    "comparisons": [{          // one per version with figures other than the base
 //	      "server": string,
+//	      "window": string,        // "profiled": the per-op figures below are the profiled windows'
 //	      "base_us_per_op": float, "target_us_per_op": float,  // medians
 //	      "attribution": {         // optional: needs a map with subsystems
 //	        "delta_us_per_op": float, // rounded to 0.01
@@ -111,6 +139,7 @@
 //	}
 //
 // Profiles of the repeats of one version are merged (stacks summed) for the
-// flame graphs, the attribution and the top functions; their CPU per operation is set to the median over repeats, so
-// that the attribution splits exactly the change the per-op table shows.
+// flame graphs, the attribution and the top functions; their CPU per operation is set to the median over the
+// repeats' profiled windows, so that the attribution splits exactly the change between the profiled
+// windows (without unprofiled windows: the change the per-op table shows).
 package benchreport

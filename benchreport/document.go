@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 )
@@ -83,12 +84,42 @@ func marked(s string, t *Test) string {
 	return s
 }
 
-// serverHead names a version in a table: the base gets " (base)".
-func (r *Report) serverHead(s string) string {
+// untrustedMark follows every figure and name of a cell that cannot be
+// trusted (Version.Untrusted), in every table.
+const untrustedMark = "!"
+
+// serverHead names a version in a table of workload w: the base gets
+// " (base)", a cell that cannot be trusted the untrusted mark.
+func (r *Report) serverHead(w *Workload, s string) string {
+	h := s
 	if s == r.Base {
-		return s + " (base)"
+		h += " (base)"
 	}
-	return s
+	return h + w.flag(s)
+}
+
+// flag is " !" when server's cell of w cannot be trusted, else "".
+func (w *Workload) flag(server string) string {
+	if v := w.version(server); v != nil && v.Untrusted != "" {
+		return " " + untrustedMark
+	}
+	return ""
+}
+
+// spread is " (min–max, n=N)" of f's values each divided by div (1 for
+// the values themselves), or " (n=1)" for one value.
+func spread(f *Figure, div float64, format func(float64) string) string {
+	if len(f.Values) < 2 {
+		return " (n=1)"
+	}
+	return fmt.Sprintf(" (%s–%s, n=%d)", format(f.Min/div), format(f.Max/div), len(f.Values))
+}
+
+// rqpsCell is a version's rQPS with its noise mark, the spread of its
+// repeats' QPS over the base's median, and the untrusted mark.
+func (r *Report) rqpsCell(w *Workload, v *Version) string {
+	bv := w.version(r.Base)
+	return marked(report.F2(*v.RQPS), v.QPSTest) + spread(v.QPS, bv.QPS.Median, report.F2) + w.flag(v.Server)
 }
 
 func (r *Report) title() string {
@@ -101,8 +132,15 @@ func (r *Report) intro() []string {
 	if r.Repeats > 1 {
 		rep = fmt.Sprintf("%d repeats, medians", r.Repeats)
 	}
-	return names.CleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d).",
-		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth)})
+	windows := "throughput and per-op figures from windows without a sampler (unprofiled), profiles from separate profiled windows."
+	switch r.FiguresWindow {
+	case fold.WindowProfiled:
+		windows = "throughput and per-op figures from the profiled windows (no unprofiled windows were given: the sampler's cost is in them)."
+	case windowMixed:
+		windows = "throughput and per-op figures from unprofiled windows where the repeat has one, else from its profiled window (see each cell)."
+	}
+	return names.CleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d); %s",
+		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth, windows)})
 }
 
 // rqpsSection is the table published regression reports lead with.
@@ -121,14 +159,20 @@ func (r *Report) rqpsSection() report.Section {
 			case v.RQPS == nil:
 				row = append(row, txt("-"))
 			default:
-				row = append(row, txt(marked(report.F2(*v.RQPS), v.QPSTest)))
+				row = append(row, txt(r.rqpsCell(w, v)))
 			}
 		}
 		s.Rows = append(s.Rows, row)
 	}
+	s.Notes = append(s.Notes, fmt.Sprintf("(lo–hi, n=N): the lowest and highest repeat's QPS over %s's median QPS, and the number of repeats.", r.Base))
 	if r.Repeats > 1 {
-		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload).",
-			r.Repeats, noise, r.Base, r.Alpha))
+		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats, the versions interleaved in rounds. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload); without %s it is significant.",
+			r.Repeats, noise, r.Base, r.Alpha, noise))
+	} else {
+		s.Notes = append(s.Notes, "One run per cell: no spread and no test of significance; run more repeats (bench --repeat 3) before quoting a difference.")
+	}
+	if r.anyUntrusted() {
+		s.Notes = append(s.Notes, untrustedMark+": the cell cannot be trusted: a repeat differs from the others by more than the noise allows (which and why: under the workload, and in the summary).")
 	}
 	if len(r.Missing) > 0 {
 		s.Notes = append(s.Notes, "missing: no usable run; see Missing runs for why.")
@@ -168,7 +212,7 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 		out = append(out, r.attributionSection(w), r.topSelfSection(w))
 	}
 	for _, t := range w.Subtrees {
-		out = append(out, r.subtreeSection(t))
+		out = append(out, r.subtreeSection(w, t))
 	}
 	if len(w.Notes) > 0 {
 		out[0].Intro = append(out[0].Intro, w.Notes...)
@@ -176,9 +220,34 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 	return cleanSections(out)
 }
 
+// anyUntrusted says whether a cell of the report cannot be trusted.
+func (r *Report) anyUntrusted() bool {
+	for _, w := range r.Workloads {
+		for _, v := range w.Versions {
+			if v.Untrusted != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r *Report) costSection(w *Workload) report.Section {
 	s := report.Section{Title: "Throughput and cost per operation",
 		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("rQPS"), report.NumColumn("cpu/o µs"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
+	// Per-second QPS add the within-run noise, unprofiled windows the
+	// sampler's effect.
+	cv, effect := false, false
+	for _, v := range w.Versions {
+		cv = cv || v.QPSCVPct != nil
+		effect = effect || v.SamplerEffect != nil
+	}
+	if cv {
+		s.Columns = append(s.Columns, report.NumColumn("QPS cv %"))
+	}
+	if effect {
+		s.Columns = append(s.Columns, report.NumColumn("sampler"))
+	}
 	// Runs that recorded the CPU their samples stand for add a column,
 	// and runs that recorded their stack completeness two.
 	stacks, sampled := false, false
@@ -195,7 +264,13 @@ func (r *Report) costSection(w *Workload) report.Section {
 	var warnings []string
 	for _, v := range w.Versions {
 		if v.Missing != "" {
-			row := []report.Cell{txt(r.serverHead(v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")}
+			row := []report.Cell{txt(r.serverHead(w, v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")}
+			if cv {
+				row = append(row, txt("-"))
+			}
+			if effect {
+				row = append(row, txt("-"))
+			}
 			if sampled {
 				row = append(row, txt("-"))
 			}
@@ -208,10 +283,21 @@ func (r *Report) costSection(w *Workload) report.Section {
 		}
 		rq := "-"
 		if v.RQPS != nil {
-			rq = marked(report.F2(*v.RQPS), v.QPSTest)
+			rq = r.rqpsCell(w, v)
 		}
-		row := []report.Cell{txt(r.serverHead(v.Server)), txt(opt(v.QPS, report.F2)), txt(rq), txt(marked(opt(v.CPUPerOp, report.F2), v.CPUPerOpTest)),
+		row := []report.Cell{txt(r.serverHead(w, v.Server)), txt(report.F2(v.QPS.Median) + spread(v.QPS, 1, report.F2)), txt(rq),
+			txt(marked(report.F2(v.CPUPerOp.Median), v.CPUPerOpTest) + spread(v.CPUPerOp, 1, report.F2)),
 			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))}
+		if cv {
+			row = append(row, txt(opt(v.QPSCVPct, report.F2)))
+		}
+		if effect {
+			e := "-"
+			if v.SamplerEffect != nil {
+				e = marked(report.F2(v.SamplerEffect.Median), v.SamplerEffectTest) + spread(v.SamplerEffect, 1, report.F2)
+			}
+			row = append(row, txt(e))
+		}
 		if sampled {
 			row = append(row, txt(opt(v.SampledPct, report.F2)))
 		}
@@ -226,11 +312,26 @@ func (r *Report) costSection(w *Workload) report.Section {
 		if v.Repeats < r.Repeats {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s: %d of %d repeats usable (see Missing runs).", v.Server, v.Repeats, r.Repeats))
 		}
+		if v.Untrusted != "" {
+			warnings = append(warnings, fmt.Sprintf("%s %s: cannot be trusted: %s.", untrustedMark, v.Server, v.Untrusted))
+		}
 		for _, w := range v.Warnings {
 			warnings = append(warnings, fmt.Sprintf("warning: %s: %s", v.Server, w))
 		}
 	}
-	note := "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; \"-\": not measured."
+	note := "Per operation: cpu/o CPU µs, cs/o context switches, r/o storage reads, rKB/o and wKB/o KB read and written; o/s operations per second; (lo–hi, n=N): the lowest and highest repeat and the number of repeats; \"-\": not measured."
+	switch r.FiguresWindow {
+	case fold.WindowUnprofiled:
+		note += " All from windows without a sampler (unprofiled)."
+	case fold.WindowProfiled:
+		note += " All from the profiled windows: the sampler's cost is in them."
+	}
+	if cv {
+		note += fmt.Sprintf(" QPS cv %%: the coefficient of variation of the workload's per-second QPS within a window (median over the repeats), the noise a repeat is judged by: one that differs from the cell's median by more than %d times it (at least %d%%) is flagged %s.", outlierCVs, outlierFloorPct, untrustedMark)
+	}
+	if effect {
+		note += fmt.Sprintf(" sampler: QPS of the profiled window over the unprofiled one's, per repeat (median, lo–hi): the sampler's effect on throughput; %s: within noise (the two windows' QPS compared over the repeats).", noise)
+	}
 	if sampled {
 		note = strings.TrimSuffix(note, ".") + "; sampled %: the CPU the samples stand for, in % of the CPU the server was accounted (median over the repeats; below 100 a sampler missed CPU, see docs/fidelity.md)."
 	}
@@ -246,7 +347,7 @@ func (r *Report) relativeSection(w *Workload) report.Section {
 	s := report.Section{Title: "Relative to " + r.Base,
 		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("cpu/o"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
 	for _, v := range w.Versions {
-		row := []report.Cell{txt(r.serverHead(v.Server))}
+		row := []report.Cell{txt(r.serverHead(w, v.Server))}
 		if v.Missing != "" || v.Relative == nil {
 			fill := "-"
 			if v.Missing != "" {
@@ -279,7 +380,7 @@ func (r *Report) repeatsSection(w *Workload) report.Section {
 			fig, bf *Figure
 			test    *Test
 		}{{"o/s", v.QPS, bv.QPS, v.QPSTest}, {"cpu/o µs", v.CPUPerOp, bv.CPUPerOp, v.CPUPerOpTest}} {
-			row := []report.Cell{txt(r.serverHead(v.Server)), txt(f.name), txt(fmt.Sprint(v.Repeats)), txt(report.F2(f.fig.Median)),
+			row := []report.Cell{txt(r.serverHead(w, v.Server)), txt(f.name), txt(fmt.Sprint(v.Repeats)), txt(report.F2(f.fig.Median)),
 				txt(report.F2(f.fig.Min) + "–" + report.F2(f.fig.Max))}
 			switch {
 			case v.Server == r.Base:
@@ -317,14 +418,14 @@ func (r *Report) attributionSection(w *Workload) report.Section {
 	if r.subsystem == nil {
 		s.Columns = []report.Column{report.TextColumn("version"), report.NumColumn(r.Base + " µs/op"), report.NumColumn("µs/op"), report.NumColumn("Δµs/op")}
 		for _, c := range w.Comparisons {
-			s.Rows = append(s.Rows, []report.Cell{txt(c.Server), txt(report.F2(c.BaseMicrosPerOp)), txt(report.F2(c.TargetMicrosPerOp)), txt(report.Signed(c.TargetMicrosPerOp - c.BaseMicrosPerOp))})
+			s.Rows = append(s.Rows, []report.Cell{txt(c.Server + w.flag(c.Server)), txt(report.F2(c.BaseMicrosPerOp)), txt(report.F2(c.TargetMicrosPerOp)), txt(report.Signed(c.TargetMicrosPerOp - c.BaseMicrosPerOp))})
 		}
 		s.Notes = append(s.Notes, "A symbol map with subsystems splits these changes among subsystems.")
 		return s
 	}
 	s.Columns = []report.Column{report.TextColumn("subsystem")}
 	for _, c := range w.Comparisons {
-		s.Columns = append(s.Columns, report.NumColumn("Δµs/op "+c.Server))
+		s.Columns = append(s.Columns, report.NumColumn("Δµs/op "+c.Server+w.flag(c.Server)))
 	}
 	total := []report.Cell{txt("total")}
 	for _, c := range w.Comparisons {
@@ -352,7 +453,10 @@ func (r *Report) attributionSection(w *Workload) report.Section {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s (cpu/o %s → %s µs)", c.Attribution.Sentence, report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp)))
 	}
 	if r.Repeats > 1 {
-		s.Notes = append(s.Notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o.")
+		s.Notes = append(s.Notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o of the profiled windows.")
+	}
+	if r.FiguresWindow != fold.WindowProfiled {
+		s.Notes = append(s.Notes, "These cpu/o are the profiled windows' own (the CPU and operations of the windows the stacks were sampled in), so they include the sampler's cost; the throughput and cost table has the unprofiled cpu/o.")
 	}
 	return s
 }
@@ -362,7 +466,7 @@ func (r *Report) topSelfSection(w *Workload) report.Section {
 		Columns: []report.Column{report.TextColumn("version"), report.TextColumn("function"), report.NumColumn(r.Base + " µs/op"), report.NumColumn("µs/op"), report.NumColumn("Δµs/op")}}
 	for _, c := range w.Comparisons {
 		for _, f := range c.TopSelf {
-			s.Rows = append(s.Rows, []report.Cell{txt(c.Server), nameCell([]string{f.Name}, 0, ""), txt(report.F2(f.BaseMicrosPerOp)), txt(report.F2(f.TargetMicrosPerOp)), txt(report.Signed(f.DeltaMicrosPerOp))})
+			s.Rows = append(s.Rows, []report.Cell{txt(c.Server + w.flag(c.Server)), nameCell([]string{f.Name}, 0, ""), txt(report.F2(f.BaseMicrosPerOp)), txt(report.F2(f.TargetMicrosPerOp)), txt(report.Signed(f.DeltaMicrosPerOp))})
 		}
 	}
 	return s
@@ -390,11 +494,11 @@ func rowName(row *SubtreeRow) report.Cell {
 	return nameCell(chain, row.Level, suffix)
 }
 
-func (r *Report) subtreeSection(t *Subtree) report.Section {
+func (r *Report) subtreeSection(w *Workload, t *Subtree) report.Section {
 	s := report.Section{Title: fmt.Sprintf("Subtree %s (depth %d, %% of each profile's total)", names.Shorten(t.Root, nameWidth), t.Depth)}
 	s.Columns = []report.Column{report.TextColumn("function")}
 	for _, srv := range t.Servers {
-		s.Columns = append(s.Columns, report.NumColumn(srv+" %"))
+		s.Columns = append(s.Columns, report.NumColumn(srv+w.flag(srv)+" %"))
 	}
 	hasBase := slices.Contains(t.Servers, r.Base)
 	var targets []int
@@ -402,7 +506,7 @@ func (r *Report) subtreeSection(t *Subtree) report.Section {
 		for i, srv := range t.Servers {
 			if srv != r.Base {
 				targets = append(targets, i)
-				s.Columns = append(s.Columns, report.NumColumn("Δpp "+srv))
+				s.Columns = append(s.Columns, report.NumColumn("Δpp "+srv+w.flag(srv)))
 			}
 		}
 	}

@@ -9,15 +9,18 @@ import (
 // are what report.json holds (see the package documentation for the
 // schema); the writers render it.
 type Report struct {
-	Base      string       `json:"base"`
-	Servers   []string     `json:"servers"`
-	Repeats   int          `json:"repeats"`
-	Alpha     float64      `json:"alpha"`
-	Roots     []string     `json:"roots"`
-	Depth     int          `json:"depth"`
-	Map       string       `json:"map"`
-	Missing   []MissingRun `json:"missing"`
-	Workloads []*Workload  `json:"workloads"`
+	Base    string   `json:"base"`
+	Servers []string `json:"servers"`
+	Repeats int      `json:"repeats"`
+	// FiguresWindow says where the throughput and per-op tables come
+	// from: "unprofiled", "profiled" or "mixed" (over every cell).
+	FiguresWindow string       `json:"figures_window"`
+	Alpha         float64      `json:"alpha"`
+	Roots         []string     `json:"roots"`
+	Depth         int          `json:"depth"`
+	Map           string       `json:"map"`
+	Missing       []MissingRun `json:"missing"`
+	Workloads     []*Workload  `json:"workloads"`
 
 	svg       bool
 	subsystem func([]string) string
@@ -56,6 +59,13 @@ type Version struct {
 	Repeats int      `json:"repeats"`
 	Dirs    []string `json:"dirs"`
 
+	// FiguresWindow says which windows QPS and the per-op figures come
+	// from: "unprofiled" (every repeat's unprofiled window), "profiled"
+	// (no unprofiled window was given) or "mixed". MeasureDirs are the
+	// unprofiled windows' run directories; Dirs the profiled ones'.
+	FiguresWindow string   `json:"figures_window,omitempty"`
+	MeasureDirs   []string `json:"measure_dirs,omitempty"`
+
 	QPS          *Figure `json:"qps,omitempty"`
 	CPUPerOp     *Figure `json:"cpu_us_per_op,omitempty"`
 	CSPerOp      *Figure `json:"cs_per_op,omitempty"`
@@ -70,6 +80,33 @@ type Version struct {
 	// for the base, or with fewer than two repeats on either side.
 	QPSTest      *Test `json:"qps_test,omitempty"`
 	CPUPerOpTest *Test `json:"cpu_us_per_op_test,omitempty"`
+
+	// ProfiledQPS and ProfiledCPUPerOp are the profiled windows' own
+	// figures, which scale the profile (the attribution and the top
+	// functions).
+	ProfiledQPS      *Figure `json:"profiled_qps,omitempty"`
+	ProfiledCPUPerOp *Figure `json:"profiled_cpu_us_per_op,omitempty"`
+	// SamplerEffect is, per repeat, the profiled window's QPS over the
+	// unprofiled window's: the sampler's effect on throughput (below 1 it
+	// costs, above 1 it helps, as per-CPU events can by keeping CPUs out
+	// of idle); SamplerEffectTest compares the two windows' QPS over the
+	// repeats. Nil without unprofiled windows (and the test with fewer
+	// than two repeats).
+	SamplerEffect     *Figure `json:"sampler_effect,omitempty"`
+	SamplerEffectTest *Test   `json:"sampler_effect_test,omitempty"`
+	// QPSCVPct is, over the repeats whose figures window recorded the
+	// workload's per-second QPS, their coefficient of variation (standard
+	// deviation over mean, in percent): the within-run noise.
+	QPSCVPct *Figure `json:"qps_cv_pct,omitempty"`
+	// Outliers are the repeats whose o/s or cpu/o differ from the cell's
+	// median by more than the noise allows (see the package
+	// documentation); Untrusted, when not empty, says why the cell's
+	// figures cannot be trusted, and every table marks the cell.
+	Outliers  []Outlier `json:"outliers,omitempty"`
+	Untrusted string    `json:"untrusted,omitempty"`
+
+	// repeatNums are the repeat numbers of the usable runs, in order.
+	repeatNums []int
 
 	// StackCompletePct is, over the repeats whose run.json recorded
 	// stack_completeness, the share of samples whose stack reaches a
@@ -88,6 +125,20 @@ type Version struct {
 	// stacks reach a thread root least often, when it is below
 	// diff.CompleteEnough.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Outlier is one repeat of a cell whose figure stands out from the others.
+type Outlier struct {
+	// Figure is "o/s" or "cpu/o µs".
+	Figure string  `json:"figure"`
+	Repeat int     `json:"repeat"`
+	Value  float64 `json:"value"`
+	// Median is the cell's median over its repeats; DeviationPct the
+	// repeat's difference from it in percent of it, LimitPct the most the
+	// noise allows.
+	Median       float64 `json:"median"`
+	DeviationPct float64 `json:"deviation_pct"`
+	LimitPct     float64 `json:"limit_pct"`
 }
 
 // Figure summarises one figure over the repeats of a cell.
@@ -148,7 +199,10 @@ type SubtreeRow struct {
 // Comparison is what changed in CPU per operation between the base and one
 // version of a workload.
 type Comparison struct {
-	Server            string          `json:"server"`
+	Server string `json:"server"`
+	// Window is where the per-op figures of the comparison come from:
+	// "profiled", the windows the profiles were sampled in.
+	Window            string          `json:"window"`
 	BaseMicrosPerOp   float64         `json:"base_us_per_op"`
 	TargetMicrosPerOp float64         `json:"target_us_per_op"`
 	Attribution       *Attribution    `json:"attribution,omitempty"`

@@ -49,6 +49,40 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// profiledNote says, after a comparison's cpu/o in the summary, that it is
+// the profiled windows' when the tables' come from unprofiled ones.
+func (r *Report) profiledNote() string {
+	if r.FiguresWindow == "profiled" {
+		return ""
+	}
+	return " [profiled windows]"
+}
+
+// writeNoise writes, per workload, the cells' unprofiled o/s and cpu/o
+// with their spread, the within-run noise and the sampler's effect.
+func (r *Report) writeNoise(printf func(string, ...any)) {
+	for _, wl := range r.Workloads {
+		var cells []string
+		for _, v := range wl.Versions {
+			if v.Missing != "" {
+				continue
+			}
+			c := fmt.Sprintf("%s%s o/s %s%s, cpu/o %s µs%s", v.Server, wl.flag(v.Server), report.F2(v.QPS.Median), spread(v.QPS, 1, report.F2),
+				report.F2(v.CPUPerOp.Median), spread(v.CPUPerOp, 1, report.F2))
+			if v.QPSCVPct != nil {
+				c += ", QPS cv " + report.F2(v.QPSCVPct.Median) + "%"
+			}
+			if v.SamplerEffect != nil {
+				c += ", sampler " + marked(report.F2(v.SamplerEffect.Median), v.SamplerEffectTest)
+			}
+			cells = append(cells, c)
+		}
+		if len(cells) > 0 {
+			printf("%s, %s windows: %s\n", wl.Name, r.FiguresWindow, strings.Join(cells, "; "))
+		}
+	}
+}
+
 // WriteSummary writes a short summary for the terminal: the rQPS table,
 // the missing runs, and per workload and version the change in CPU per
 // operation, its attribution and the functions whose self CPU per
@@ -75,11 +109,19 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	}
 	for _, wl := range r.Workloads {
 		for _, v := range wl.Versions {
+			if v.Untrusted != "" {
+				printf("%s cannot be trusted: %s on %s: %s\n", untrustedMark, wl.Name, v.Server, v.Untrusted)
+			}
+		}
+	}
+	for _, wl := range r.Workloads {
+		for _, v := range wl.Versions {
 			for _, w := range v.Warnings {
 				printf("warning: %s on %s: %s\n", wl.Name, v.Server, w)
 			}
 		}
 	}
+	r.writeNoise(printf)
 	for _, wl := range r.Workloads {
 		if len(wl.Comparisons) == 0 {
 			continue
@@ -95,7 +137,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			if v := wl.version(c.Server); v != nil && v.CPUPerOpTest != nil && !v.CPUPerOpTest.Significant {
 				mark = " " + noise + " within noise"
 			}
-			printf("  %s: cpu/o %s → %s µs (%s, %s%%)%s\n", c.Server, report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp), report.Signed(d), report.Signed(pct), mark)
+			printf("  %s%s: cpu/o %s → %s µs (%s, %s%%)%s%s\n", c.Server, wl.flag(c.Server), report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp), report.Signed(d), report.Signed(pct), mark, r.profiledNote())
 			if c.Attribution != nil {
 				var parts []string
 				for _, p := range c.Attribution.Parts {

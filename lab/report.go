@@ -8,7 +8,8 @@ import (
 // WriteReport builds the report of the measurements with package
 // benchreport, laid out as cfg says (its base, its servers and workloads
 // in the config's order, its roots; a measurement Missing is a missing
-// cell), with the symbol map m (none when nil), and writes its files and
+// cell; its unprofiled window gives the throughput and per-op figures),
+// with the symbol map m (none when nil), and writes its files and
 // flame graphs into dir (benchreport.Report.WriteFiles). It returns the
 // report, for its summary. The errors are benchreport's.
 func WriteReport(dir string, cfg *Config, m *symbolmap.Map, measured []Measurement) (*benchreport.Report, error) {
@@ -18,7 +19,8 @@ func WriteReport(dir string, cfg *Config, m *symbolmap.Map, measured []Measureme
 	}
 	runs := make([]benchreport.Run, len(measured))
 	for i, r := range measured {
-		runs[i] = benchreport.Run{Server: r.Server, Workload: r.Workload, Repeat: r.Repeat, Dir: r.Dir, Missing: r.Missing}
+		runs[i] = benchreport.Run{Server: r.Server, Workload: r.Workload, Repeat: r.Repeat, Dir: r.Dir, Missing: r.Missing,
+			MeasureDir: r.MeasureDir, MeasureMissing: r.MeasureMissing}
 	}
 	rep, err := benchreport.Build(runs, benchreport.Options{Base: base, Servers: cfg.Labels(), Workloads: cfg.WorkloadNames(),
 		Roots: cfg.Roots, Map: m, SVG: true})
