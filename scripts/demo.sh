@@ -4,7 +4,9 @@
 # flamediff, fetches MariaDB 10.5 (Debian bullseye) and 11.8 (trixie) into
 # the cache (~/.cache/flamediff, or FLAMEDIFF_CACHE), runs
 # examples/lab/demo.yaml (update-nonindex and point-select on 10.5, 10.11
-# and 11.8) and writes the report to out/demo (replacing an earlier demo).
+# and 11.8, three interleaved rounds, each cell an unprofiled then a
+# profiled run) and writes the report to out/demo (replacing an earlier
+# demo). DEMO_REPEAT changes the number of rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -30,7 +32,8 @@ fi
 go build -o bin/flamediff ./cmd/flamediff
 rm -rf "$out"
 start=$(date +%s)
-args=(bench -c examples/lab/demo.yaml --out "$out")
+echo "demo: load average $(cut -d' ' -f1-3 /proc/loadavg) (figures taken on a busy machine are noisier)"
+args=(bench -c examples/lab/demo.yaml --out "$out" --repeat "${DEMO_REPEAT:-3}")
 [ -n "${FLAMEDIFF_CACHE:-}" ] && args+=(--cache "$FLAMEDIFF_CACHE")
 bin/flamediff "${args[@]}"
-echo "demo: done in $(( $(date +%s) - start )) s; open $out/index.html (or read $out/report.md)"
+echo "demo: done in $(( $(date +%s) - start )) s, load average $(cut -d' ' -f1-3 /proc/loadavg); open $out/index.html (or read $out/report.md)"

@@ -49,7 +49,7 @@ func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
 	f.StringVarP(&opts.Config, "config", "c", "", "bench config `FILE` (YAML: servers, workloads, capture, map, roots; see examples/lab/)")
 	f.StringVarP(&opts.Out, "out", "o", "", "report `DIR` (created; must be empty or absent; default out/NAME of the config)")
 	f.StringVar(&opts.Cache, "cache", "", "cache `DIR` for fetched servers (default ~/.cache/flamediff)")
-	f.IntVar(&opts.Repeat, "repeat", 1, "measure each workload and version `N` times; 2 or more adds significance tests")
+	f.IntVar(&opts.Repeat, "repeat", 3, "measure each workload and version `N` times, the versions interleaved in rounds; every figure shows its spread over them, and 2 or more add significance tests (--repeat 1: one bare run per cell)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }

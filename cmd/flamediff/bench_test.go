@@ -248,7 +248,8 @@ workloads:
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"bench", "-q", "-c", cfg, "--out", out}
+	// One round: the test judges each profiled run's stacks.
+	args := []string{"bench", "-q", "-c", cfg, "--out", out, "--repeat", "1"}
 	if cache := os.Getenv("FLAMEDIFF_LAB_CACHE"); cache != "" {
 		args = append(args, "--cache", cache)
 	}
