@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,8 +64,11 @@ func TestBenchBadConfig(t *testing.T) {
 
 // TestBenchEndToEnd is issue #6's CI test: MariaDB 10.11 (installed) and
 // 11.8 (fetched from Debian trixie into the cache), one workload of a few
-// seconds, and a report whose rQPS, per-op figures and subtree breakdown
-// are recomputed here from the run directories' run.json and stacks.folded.
+// seconds, two rounds, and a report whose rQPS, per-op figures and
+// subtree breakdown are recomputed here from the run directories' run.json
+// and stacks.folded. Issue #16: the rQPS and per-op figures are those of
+// the unprofiled windows (measure/...: sampler none), the subtree shares
+// those of the profiled ones (runs/...).
 func TestBenchEndToEnd(t *testing.T) {
 	recordtest.RequireSampler(t, "perf")
 	requireLabTools(t)
@@ -93,7 +97,8 @@ map: ` + mapPath + "\n"
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"bench", "-c", cfg, "--out", out}
+	const repeats = 2
+	args := []string{"bench", "-c", cfg, "--out", out, "--repeat", strconv.Itoa(repeats)}
 	if cache != "" {
 		args = append(args, "--cache", cache)
 	}
@@ -119,17 +124,25 @@ map: ` + mapPath + "\n"
 		t.Errorf("the datadir of 10.11 was left in the report directory")
 	}
 
+	type figure struct {
+		Median float64
+		Values []float64
+	}
 	var rep struct {
-		Base      string
-		Workloads []struct {
+		Base          string
+		FiguresWindow string `json:"figures_window"`
+		Workloads     []struct {
 			Name     string
 			Versions []struct {
-				Server   string
-				Missing  string
-				Dirs     []string
-				QPS      *struct{ Median float64 }
-				CPUPerOp *struct{ Median float64 } `json:"cpu_us_per_op"`
-				RQPS     *float64
+				Server        string
+				Missing       string
+				Dirs          []string
+				MeasureDirs   []string `json:"measure_dirs"`
+				FiguresWindow string   `json:"figures_window"`
+				QPS           *figure
+				CPUPerOp      *figure `json:"cpu_us_per_op"`
+				SamplerEffect *figure `json:"sampler_effect"`
+				RQPS          *float64
 			}
 			Subtrees []struct {
 				Root    string
@@ -149,57 +162,86 @@ map: ` + mapPath + "\n"
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
-	if rep.Base != "10.11" || len(rep.Workloads) != 1 || len(rep.Workloads[0].Versions) != 2 {
-		t.Fatalf("report.json: base %q, %d workloads; want 10.11 and one workload of two versions", rep.Base, len(rep.Workloads))
+	if rep.Base != "10.11" || len(rep.Workloads) != 1 || len(rep.Workloads[0].Versions) != 2 || rep.FiguresWindow != fold.WindowUnprofiled {
+		t.Fatalf("report.json: base %q, %d workloads, figures from %q; want 10.11, one workload of two versions, unprofiled", rep.Base, len(rep.Workloads), rep.FiguresWindow)
 	}
 	w := rep.Workloads[0]
-	metas := map[string]*fold.Meta{}
-	stacks := map[string]*fold.Profile{}
+	medianQPS := map[string]float64{}
+	stacks := map[string][]*fold.Profile{}
 	for _, v := range w.Versions {
-		if v.Missing != "" || len(v.Dirs) != 1 || v.QPS == nil || v.CPUPerOp == nil {
-			t.Fatalf("version %s: missing %q, dirs %v: want one measured run", v.Server, v.Missing, v.Dirs)
+		if v.Missing != "" || len(v.Dirs) != repeats || len(v.MeasureDirs) != repeats || v.QPS == nil || v.CPUPerOp == nil || v.SamplerEffect == nil || v.FiguresWindow != fold.WindowUnprofiled {
+			t.Fatalf("version %s: missing %q, dirs %v, measure dirs %v, figures from %q: want %d measured repeats of two windows", v.Server, v.Missing, v.Dirs, v.MeasureDirs, v.FiguresWindow, repeats)
 		}
-		m, folded := recordtest.ReadRun(t, v.Dirs[0])
-		p, err := fold.ParseFolded(strings.NewReader(folded), true)
-		if err != nil {
-			t.Fatalf("%s: %v", v.Dirs[0], err)
+		var qps []float64
+		for k := range repeats {
+			// The unprofiled window: the figures, recomputed from its
+			// run.json's counts.
+			mm, folded := recordtest.ReadRun(t, v.MeasureDirs[k])
+			if mm.Sampler != "none" || mm.Window != fold.WindowUnprofiled || folded != "" || mm.Complete == nil || !*mm.Complete || mm.Label != v.Server {
+				t.Errorf("%s: sampler %q, window %q, %d bytes of stacks, complete %v, label %q: want a complete unprofiled window of %s",
+					v.MeasureDirs[k], mm.Sampler, mm.Window, len(folded), mm.Complete, mm.Label, v.Server)
+			}
+			q := float64(mm.Operations) / mm.WindowSeconds
+			cpu := mm.CPUSeconds() * 1e6 / float64(mm.Operations)
+			if !closeRel(v.QPS.Values[k], q, 1e-9) || !closeRel(v.CPUPerOp.Values[k], cpu, 1e-9) {
+				t.Errorf("%s repeat %d: report o/s %.3f, cpu/o %.3f; the unprofiled window's run.json %.3f, %.3f", v.Server, k+1, v.QPS.Values[k], v.CPUPerOp.Values[k], q, cpu)
+			}
+			qps = append(qps, q)
+			// The profiled window: the stacks, and its QPS over the
+			// unprofiled one's is the sampler's effect.
+			pm, folded := recordtest.ReadRun(t, v.Dirs[k])
+			if pm.Sampler != "perf" || pm.Window != fold.WindowProfiled || pm.Complete == nil || !*pm.Complete {
+				t.Errorf("%s: sampler %q, window %q, complete %v: want a complete profiled window", v.Dirs[k], pm.Sampler, pm.Window, pm.Complete)
+			}
+			if e := (float64(pm.Operations) / pm.WindowSeconds) / q; !closeRel(v.SamplerEffect.Values[k], e, 1e-9) {
+				t.Errorf("%s repeat %d: sampler effect %.4f, want %.4f", v.Server, k+1, v.SamplerEffect.Values[k], e)
+			}
+			p, err := fold.ParseFolded(strings.NewReader(folded), true)
+			if err != nil {
+				t.Fatalf("%s: %v", v.Dirs[k], err)
+			}
+			stacks[v.Server] = append(stacks[v.Server], p)
 		}
-		metas[v.Server], stacks[v.Server] = m, p
-		if m.Label != v.Server || m.Complete == nil || !*m.Complete {
-			t.Errorf("%s: run.json label %q, complete %v", v.Server, m.Label, m.Complete)
-		}
-		if !closeRel(v.QPS.Median, m.QPS, 1e-9) || !closeRel(v.CPUPerOp.Median, m.CPUMicrosPerOp(), 1e-9) {
-			t.Errorf("%s: report QPS %.3f, cpu/o %.3f; run.json %.3f, %.3f", v.Server, v.QPS.Median, v.CPUPerOp.Median, m.QPS, m.CPUMicrosPerOp())
+		medianQPS[v.Server] = (qps[0] + qps[1]) / 2
+		if !closeRel(v.QPS.Median, medianQPS[v.Server], 1e-9) {
+			t.Errorf("%s: median o/s %.3f, want %.3f", v.Server, v.QPS.Median, medianQPS[v.Server])
 		}
 	}
-	if v := w.Versions[1]; v.RQPS == nil || !closeRel(*v.RQPS, metas["11.8"].QPS/metas["10.11"].QPS, 1e-9) {
-		t.Errorf("rQPS of 11.8 = %v, want %.4f / %.4f", v.RQPS, metas["11.8"].QPS, metas["10.11"].QPS)
+	if v := w.Versions[1]; v.RQPS == nil || !closeRel(*v.RQPS, medianQPS["11.8"]/medianQPS["10.11"], 1e-9) {
+		t.Errorf("rQPS of 11.8 = %v, want %.4f / %.4f from the unprofiled windows", v.RQPS, medianQPS["11.8"], medianQPS["10.11"])
 	}
-	// The subtree root's share, recomputed from stacks.folded: the share
-	// of samples whose stack holds mysqld_stmt_execute.
+	// The subtree root's share, recomputed from the profiled windows'
+	// stacks.folded: the share of samples whose stack holds
+	// mysqld_stmt_execute, the median (mean of two) over the repeats.
 	if len(w.Subtrees) == 0 || w.Subtrees[0].Root != "mysqld_stmt_execute" || len(w.Subtrees[0].Rows) == 0 {
 		t.Fatalf("no subtree of mysqld_stmt_execute in report.json")
 	}
 	st := w.Subtrees[0]
 	for i, server := range st.Servers {
-		var in, total int64
-		for _, s := range stacks[server].Stacks {
-			total += s.Value
-			for _, f := range s.Frames[1:] {
-				if f == "mysqld_stmt_execute" {
-					in += s.Value
-					break
+		want := 0.0
+		for _, p := range stacks[server] {
+			var in, total int64
+			for _, s := range p.Stacks {
+				total += s.Value
+				for _, f := range s.Frames[1:] {
+					if f == "mysqld_stmt_execute" {
+						in += s.Value
+						break
+					}
 				}
 			}
+			if in == 0 {
+				t.Errorf("%s: a repeat has no sample in mysqld_stmt_execute", server)
+			}
+			want += 100 * float64(in) / float64(total) / repeats
 		}
-		want := 100 * float64(in) / float64(total)
-		if got := st.Rows[0].Shares[i].Median; math.Abs(got-want) > 0.01 || want == 0 {
+		if got := st.Rows[0].Shares[i].Median; math.Abs(got-want) > 0.01 {
 			t.Errorf("%s: mysqld_stmt_execute share %.3f%% in report.json, %.3f%% from stacks.folded", server, got, want)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| point-select |") || !strings.Contains(string(md), "mysqld_stmt_execute") {
-		t.Errorf("report.md lacks the rQPS row or the subtree:\n%s", md)
+	if !strings.Contains(string(md), "| point-select |") || !strings.Contains(string(md), "mysqld_stmt_execute") || !strings.Contains(string(md), ", n=2)") {
+		t.Errorf("report.md lacks the rQPS row with its spread, or the subtree:\n%s", md)
 	}
 }
 
