@@ -172,6 +172,7 @@ func TestOutlier(t *testing.T) {
 	if err := r.WriteSummary(&sum); err != nil {
 		t.Fatal(err)
 	}
+	golden(t, "windows-summary.txt", sum.Bytes())
 	if !strings.Contains(sum.String(), untrustedMark+" cannot be trusted: point-select on 11.8: repeat 2's o/s") {
 		t.Errorf("summary does not name the untrusted cell:\n%s", sum.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/report"
 )
@@ -49,13 +50,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// profiledNote says, after a comparison's cpu/o in the summary, that it is
-// the profiled windows' when the tables' come from unprofiled ones.
-func (r *Report) profiledNote() string {
-	if r.FiguresWindow == "profiled" {
-		return ""
+// changeOf is "+1.07, +4.22%": b - a, and in percent of a.
+func changeOf(a, b float64) string {
+	pct := 0.0
+	if a > 0 {
+		pct = (b - a) / a * 100
 	}
-	return " [profiled windows]"
+	return report.Signed(b-a) + ", " + report.Signed(pct) + "%"
 }
 
 // writeNoise writes, per workload, the cells' unprofiled o/s and cpu/o
@@ -128,16 +129,20 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		}
 		printf("\n%s: CPU per operation against %s\n", wl.Name, r.Base)
 		for _, c := range wl.Comparisons {
-			d := c.TargetMicrosPerOp - c.BaseMicrosPerOp
-			pct := 0.0
-			if c.BaseMicrosPerOp > 0 {
-				pct = d / c.BaseMicrosPerOp * 100
-			}
+			v, bv := wl.version(c.Server), wl.version(r.Base)
 			mark := ""
-			if v := wl.version(c.Server); v != nil && v.CPUPerOpTest != nil && !v.CPUPerOpTest.Significant {
+			if v != nil && v.CPUPerOpTest != nil && !v.CPUPerOpTest.Significant {
 				mark = " " + noise + " within noise"
 			}
-			printf("  %s%s: cpu/o %s → %s µs (%s, %s%%)%s%s\n", c.Server, wl.flag(c.Server), report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp), report.Signed(d), report.Signed(pct), mark, r.profiledNote())
+			if r.FiguresWindow != fold.WindowProfiled && v != nil && bv != nil && v.CPUPerOp != nil && bv.CPUPerOp != nil {
+				// The table's (unprofiled) cpu/o, then the profile's own.
+				printf("  %s%s: cpu/o %s → %s µs (%s)%s\n", c.Server, wl.flag(c.Server), report.F2(bv.CPUPerOp.Median), report.F2(v.CPUPerOp.Median),
+					changeOf(bv.CPUPerOp.Median, v.CPUPerOp.Median), mark)
+				printf("    profiled windows: cpu/o %s → %s µs (%s)\n", report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp), changeOf(c.BaseMicrosPerOp, c.TargetMicrosPerOp))
+			} else {
+				printf("  %s%s: cpu/o %s → %s µs (%s)%s\n", c.Server, wl.flag(c.Server), report.F2(c.BaseMicrosPerOp), report.F2(c.TargetMicrosPerOp),
+					changeOf(c.BaseMicrosPerOp, c.TargetMicrosPerOp), mark)
+			}
 			if c.Attribution != nil {
 				var parts []string
 				for _, p := range c.Attribution.Parts {
@@ -146,7 +151,11 @@ func (r *Report) WriteSummary(w io.Writer) error {
 					}
 				}
 				if len(parts) > 0 {
-					printf("    by subsystem (µs/op): %s\n", strings.Join(parts, ", "))
+					unit := "µs/op"
+					if r.FiguresWindow != fold.WindowProfiled {
+						unit += ", profiled windows"
+					}
+					printf("    by subsystem (%s): %s\n", unit, strings.Join(parts, ", "))
 				}
 			}
 			var top []string
