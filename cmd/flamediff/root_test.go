@@ -59,7 +59,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"svg", "--colors", ""}, []string{"hot", "mem", "io", "subsystem"}},
 		{[]string{"svg", "--color-by", ""}, []string{"subtree", "self"}},
 		{[]string{"html", "--normalize", ""}, []string{"auto", "share", "per-op"}},
-		{[]string{"record", "--sampler", ""}, []string{"perf", "bpf", "auto"}},
+		{[]string{"record", "--sampler", ""}, []string{"perf", "bpf", "auto", "none"}},
 	} {
 		code, out, errOut := runArgs(append([]string{"__complete"}, tc.args...)...)
 		if code != exitOK {
