@@ -104,6 +104,10 @@ type loaded struct {
 	measQPS float64
 	// unprofiled says that meas is an unprofiled window's.
 	unprofiled bool
+	// env is the profiled window's kernel scheduling and wake-up shares,
+	// read before its kernel frames were dropped (env.Kernel false: the
+	// run kept none).
+	env diff.Environment
 }
 
 // Build loads every run directory, applies the map, and computes the
@@ -309,6 +313,12 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The kernel frames the lab records are for the environment's share
+	// only: every other figure and the flame graphs are of user stacks.
+	env := diff.EnvironmentOf(p)
+	if env.Kernel {
+		p = p.WithoutKernel()
+	}
 	mm := *p.Meta
 	mm.Label = r.Server
 	p.Meta = &mm
@@ -316,7 +326,7 @@ func loadRun(r Run, m *symbolmap.Map) (*loaded, error) {
 	if mp.Meta == nil {
 		mp.Meta = p.Meta
 	}
-	l := &loaded{run: r, p: mp, expl: expl, qps: qps, meas: mp.Meta, measQPS: qps}
+	l := &loaded{run: r, p: mp, expl: expl, qps: qps, meas: mp.Meta, measQPS: qps, env: env}
 	if r.MeasureDir == "" && r.MeasureMissing == "" {
 		return l, nil
 	}
@@ -418,6 +428,15 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints) {
 	}
 	outliers(v)
 	stackFigures(v, runs, h)
+	var env []float64
+	for _, l := range runs {
+		if l.env.Kernel {
+			env = append(env, 100*l.env.Total())
+		}
+	}
+	if len(env) > 0 {
+		v.SchedWakePct = figureOf(env)
+	}
 	var sampled []float64
 	for _, l := range runs {
 		if m := l.p.Meta; m.SampledCPUSeconds > 0 && m.CPUSeconds() > 0 {

@@ -103,6 +103,8 @@
 //	      "unwind": string,        // optional: how their stacks were walked ("fp", "cfi+fp", "dwarf"; ", "-joined when repeats differ)
 //	      "sampled_pct": figure,   // optional: CPU the samples stand for, % of the accounted CPU,
 //	                               //   over the repeats whose run.json records sampled_cpu_seconds
+//	      "sched_wake_pct": figure, // optional: samples in the kernel's scheduling, wake-up and IPI paths, %,
+//	                               //   over the repeats whose profiled window kept kernel frames (the lab's do)
 //	      "warnings": [string]     // optional: the stack completeness warning of the least complete repeat, below 99%
 //	    }],
 //	    "subtrees": [{             // one per root

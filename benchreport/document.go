@@ -250,13 +250,17 @@ func (r *Report) costSection(w *Workload) report.Section {
 	}
 	// Runs that recorded the CPU their samples stand for add a column,
 	// and runs that recorded their stack completeness two.
-	stacks, sampled := false, false
+	stacks, sampled, env := false, false, false
 	for _, v := range w.Versions {
 		stacks = stacks || v.StackCompletePct != nil
 		sampled = sampled || v.SampledPct != nil
+		env = env || v.SchedWakePct != nil
 	}
 	if sampled {
 		s.Columns = append(s.Columns, report.NumColumn("sampled %"))
+	}
+	if env {
+		s.Columns = append(s.Columns, report.NumColumn("sched+wake %"))
 	}
 	if stacks {
 		s.Columns = append(s.Columns, report.NumColumn("complete %"), report.TextColumn("unwind"))
@@ -272,6 +276,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 				row = append(row, txt("-"))
 			}
 			if sampled {
+				row = append(row, txt("-"))
+			}
+			if env {
 				row = append(row, txt("-"))
 			}
 			if stacks {
@@ -300,6 +307,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 		}
 		if sampled {
 			row = append(row, txt(opt(v.SampledPct, report.F2)))
+		}
+		if env {
+			row = append(row, txt(opt(v.SchedWakePct, report.F2)))
 		}
 		if stacks {
 			unwind := v.Unwind
@@ -334,6 +344,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 	}
 	if sampled {
 		note = strings.TrimSuffix(note, ".") + "; sampled %: the CPU the samples stand for, in % of the CPU the server was accounted (median over the repeats; below 100 a sampler missed CPU, see docs/fidelity.md)."
+	}
+	if env {
+		note = strings.TrimSuffix(note, ".") + "; sched+wake %: the share of the profiled window's samples in the kernel's scheduling, wake-up and IPI paths (median over the repeats): CPU the machine spends moving threads between sleep and CPU, not the database's own work; when it is large, the version differences are partly the environment's (docs/lab.md)."
 	}
 	if stacks {
 		note = strings.TrimSuffix(note, ".") + "; complete %: samples whose stack reaches a thread root (median over the repeats that recorded it), unwind: how stacks were walked."

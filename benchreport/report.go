@@ -120,6 +120,12 @@ type Version struct {
 	// the CPU the process was accounted (docs/fidelity.md); nil when no
 	// repeat recorded it.
 	SampledPct *Figure `json:"sampled_pct,omitempty"`
+	// SchedWakePct is, over the repeats whose profiled window kept kernel
+	// frames, the share of its samples (0 to 100) in the kernel's
+	// scheduling, wake-up and IPI paths (diff.Environment): how much of
+	// the server's CPU is the machine moving threads rather than the
+	// database working; nil when no repeat kept kernel frames.
+	SchedWakePct *Figure `json:"sched_wake_pct,omitempty"`
 	// Warnings are the sentences about the cell's figures: the stack
 	// completeness warning (diff.Unwinding.Warning) of the repeat whose
 	// stacks reach a thread root least often, when it is below

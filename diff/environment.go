@@ -6,10 +6,6 @@ import (
 	"github.com/flamediff/flamediff/fold"
 )
 
-// KernelSuffix marks a kernel frame in a folded stack (stackcollapse-perf.pl's
-// "_[k]", kept when a profile is recorded with kernel frames).
-const KernelSuffix = "_[k]"
-
 // Environment is how much of a profile the kernel spends on moving threads
 // rather than on the database's own work: switching threads off and on the
 // CPU, waking other threads, and taking the interrupts that carry wake-ups
@@ -67,7 +63,7 @@ func EnvironmentOf(p *fold.Profile) Environment {
 		kernel := false
 	frames:
 		for i := len(s.Frames) - 1; i >= 1; i-- {
-			name, ok := strings.CutSuffix(s.Frames[i], KernelSuffix)
+			name, ok := strings.CutSuffix(s.Frames[i], fold.KernelSuffix)
 			if !ok {
 				continue
 			}

@@ -239,6 +239,19 @@ func (p *Profile) Scale(f float64) *Profile {
 	return &q
 }
 
+// KernelSuffix marks a kernel frame in a folded stack: stackcollapse-perf.pl's
+// "_[k]", kept when a profile is parsed with PerfOptions.Kernel.
+const KernelSuffix = "_[k]"
+
+// WithoutKernel returns p without its kernel frames (those ending in
+// KernelSuffix), as if it had been parsed with PerfOptions.NoKernel: a
+// sample in the kernel counts for the user stack that entered it.
+func (p *Profile) WithoutKernel() *Profile {
+	return p.MapFrames(func(i int, name string) (string, bool) {
+		return name, i == 0 || !strings.HasSuffix(name, KernelSuffix)
+	})
+}
+
 // MapFrames returns a new profile whose frames are rewritten by f. f gets the
 // frame index (0 is the root, usually the thread name) and the name, and
 // returns the new name and whether to keep the frame. Stacks that become

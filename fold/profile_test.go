@@ -374,3 +374,24 @@ func TestClone(t *testing.T) {
 		t.Errorf("Clone of an empty profile = %+v", q)
 	}
 }
+
+func TestWithoutKernel(t *testing.T) {
+	p := &Profile{Stacks: []Stack{
+		{Frames: []string{"t_[k]", "a", "sys_[k]", "b_[k]"}, Value: 2},
+		{Frames: []string{"t_[k]", "a"}, Value: 3},
+		{Frames: []string{"u", "c", "x_[k]"}, Value: 1},
+	}}
+	got := p.WithoutKernel()
+	want := []Stack{{Frames: []string{"t_[k]", "a"}, Value: 5}, {Frames: []string{"u", "c"}, Value: 1}}
+	if len(got.Stacks) != len(want) {
+		t.Fatalf("stacks %+v, want %+v", got.Stacks, want)
+	}
+	for i := range want {
+		if got.Stacks[i].Key() != want[i].Key() || got.Stacks[i].Value != want[i].Value {
+			t.Errorf("stack %d = %+v, want %+v (the thread name kept, kernel frames dropped, stacks merged)", i, got.Stacks[i], want[i])
+		}
+	}
+	if p.Stacks[0].Frames[3] != "b_[k]" {
+		t.Error("WithoutKernel changed its receiver")
+	}
+}

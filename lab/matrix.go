@@ -288,7 +288,7 @@ func (s *Session) window(ctx context.Context, step string, w Workload, b *labSer
 // warmup and margin, nothing of the sampler's.
 func unprofiled(c record.Config) record.Config {
 	c.Sampler = record.SamplerNone
-	c.SwitchFix, c.NoSwitchFix, c.PerCPU, c.KeepRaw, c.DebugDirs = false, false, false, false, nil
+	c.SwitchFix, c.NoSwitchFix, c.PerCPU, c.KeepRaw, c.Kernel, c.DebugDirs = false, false, false, false, false, nil
 	return c
 }
 
@@ -321,6 +321,10 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		DebugDirs:   debug,
 		Workload:    b.srv.SysbenchArgs(w, "run", "--report-interval=1"),
 		ProcRoot:    "/proc",
+		// Kernel frames, for the share of the kernel's scheduling and
+		// wake-up paths (diff.Environment); the report drops them from
+		// the profile itself.
+		Kernel: true,
 	}
 }
 
