@@ -189,8 +189,16 @@ func readKnownAnswer(t *testing.T, m *kaMatrix) *kaVerdict {
 			}
 			p.Meta.Label = ver.Server
 			mp, _ := sm.Apply(p)
+			sum := 0.0
 			for _, s := range diff.Subsystems(mp, sm.Subsystem, sm.Subsystems()) {
 				out[s.Name] = append(out[s.Name], s.MicrosPerOp)
+				sum += s.MicrosPerOp
+			}
+			// Every sample is in one subsystem: they add up to the run's
+			// cpu/o, from run.json as read without package rundir.
+			meta, _ := recordtest.ReadRun(t, d)
+			if cpu := 1e6 * meta.CPUSeconds() / float64(meta.Operations); !closeTo(sum, cpu, 1e-9) {
+				t.Errorf("%s: the subsystems add up to %.4f µs/op, run.json says %.4f", d, sum, cpu)
 			}
 		}
 		return out
