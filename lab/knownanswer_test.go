@@ -343,13 +343,13 @@ workloads:
 // binary, and on these VMs its effect dwarfs the noise. The fsync's wait
 // is off CPU, but the log write and flush system calls cost 60–120 µs of
 // CPU per commit here, so the plant shows in cpu/o as well as in QPS.
-// Measured on this 2-vCPU VM (virtio disk, other tests running, load
-// 3.8–6.7), 7 runs of 3–5 rounds, one under -race beside the capture and
-// record server tests: QPS 7,070–18,700 → 380–4,700, cpu/o 33–70 →
-// 94–315 µs, commit 0.6–2.8 → 56–165 µs/op, 62–89% of the change (the
-// rest, update, network and other, grows with the machine's load: at a
-// few thousand QPS each statement waits for the disk and runs again on
-// cold caches). The target's cpu/o is noisy (CV up to 40% in a run),
+// Measured on this 2-vCPU VM (virtio disk, load 1.4–6.7 from other
+// tests), 8 runs of 3–5 rounds, one under -race beside the capture and
+// record server tests: QPS 7,070–18,700 → 380–5,100, cpu/o 33–70 →
+// 94–315 µs, commit 0.6–2.8 → 52–165 µs/op, 62–98% of the change (98% at
+// load 1.4; the rest, update, network and other, grows with the machine's
+// load: at a few thousand QPS each statement waits for the disk and runs
+// again on cold caches). The target's cpu/o is noisy (CV up to 40% in a run),
 // which leaves Welch's test little room with few repeats (p 0.028 with 4
 // a side in one run): hence five rounds, where it has more degrees of
 // freedom and the permutation test reaches 0.008.
