@@ -15,6 +15,7 @@ import (
 	"github.com/flamediff/flamediff/benchreport"
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/symbolmap"
@@ -166,16 +167,23 @@ func readKnownAnswer(t *testing.T, m *kaMatrix) *kaVerdict {
 	v.Attribution = w.Comparisons[0].Attribution
 
 	// rQPS from run.json, read here without package rundir: the median
-	// QPS of the target's repeats over the base's.
-	medianQPS := func(dirs []string) float64 {
+	// QPS of the target's repeats over the base's, in the windows without
+	// a sampler.
+	medianQPS := func(ver *benchreport.Version) float64 {
+		if len(ver.MeasureDirs) != m.rounds {
+			t.Fatalf("%s: unprofiled windows %q, want %d", ver.Server, ver.MeasureDirs, m.rounds)
+		}
 		var qps []float64
-		for _, d := range dirs {
+		for _, d := range ver.MeasureDirs {
 			meta, _ := recordtest.ReadRun(t, d)
+			if meta.Window != fold.WindowUnprofiled || meta.Sampler != "none" {
+				t.Errorf("%s: window %q, sampler %q; want unprofiled, none", d, meta.Window, meta.Sampler)
+			}
 			qps = append(qps, meta.QPS)
 		}
 		return diff.SampleOf(qps).Median
 	}
-	want := medianQPS(v.Target.Dirs) / medianQPS(v.Base.Dirs)
+	want := medianQPS(v.Target) / medianQPS(v.Base)
 	if v.Target.RQPS == nil || !closeTo(*v.Target.RQPS, want, 1e-9) {
 		t.Errorf("rQPS of %s = %v, want %.4f from run.json", v.Target.Server, v.Target.RQPS, want)
 	}
