@@ -66,6 +66,12 @@ type Meta struct {
 	WriteOps int64   `json:"write_ops,omitempty"`
 	ReadKB   float64 `json:"read_kb,omitempty"`
 	WriteKB  float64 `json:"write_kb,omitempty"`
+	// Placement says where the server and the workload client ran: asked
+	// and found (record --placement); nil when not recorded.
+	Placement *Placement `json:"placement,omitempty"`
+	// Host is the whole machine over the window (/proc/stat, cpufreq),
+	// client included; nil when not measured.
+	Host *Host `json:"host,omitempty"`
 	// Samples is the number of samples taken in the window.
 	Samples int64 `json:"samples,omitempty"`
 	// Unit says what the counts of stacks.folded are: "samples" (the

@@ -118,6 +118,13 @@ type Config struct {
 
 	// Workload is the command that drives the server (none when empty).
 	Workload []string
+	// Placement is where the server's threads and the workload run
+	// (ParsePlacement): "none" ("": left to the scheduler), "same" (one
+	// CPU), "separate" (two), or "server=CPUS,client=CPUS". Run pins the
+	// server's threads before the workload starts and leaves them pinned
+	// (it says so), starts the workload on the client's CPUs, checks both
+	// at the end of the window, and records it in run.json (placement).
+	Placement string
 
 	// ProcRoot is /proc (DefaultProcRoot when ""); tests may point it
 	// elsewhere.
@@ -172,6 +179,7 @@ func (c Config) Validate() error {
 		}
 	}
 	cg, cgErr := ParseCallGraph(c.CallGraph)
+	_, placeErr := ParsePlacement(c.Placement)
 	var msg string
 	switch {
 	case n > 1:
@@ -204,6 +212,8 @@ func (c Config) Validate() error {
 		msg = "Warmup, Duration and Margin cannot be negative"
 	case len(c.Workload) == 0 && c.Duration == 0:
 		msg = "Duration: without a Workload the window needs a duration"
+	case placeErr != nil:
+		msg = "Placement " + placeErr.Error()
 	default:
 		return nil
 	}
@@ -253,6 +263,7 @@ const (
 	FieldTarget     = "Target"
 	FieldSampler    = "Sampler"
 	FieldOpsCounter = "OpsCounter"
+	FieldPlacement  = "Placement"
 )
 
 // FieldError is an error about the value of one Config field that shows
@@ -290,6 +301,8 @@ func (e *FieldError) Error() string {
 		return fmt.Sprintf("sampler %s: %v (the perf sampler uses perf record instead)", e.Value, e.Err)
 	case FieldOpsCounter:
 		return fmt.Sprintf("operation counters: %v", e.Err)
+	case FieldPlacement:
+		return fmt.Sprintf("placement %s: %v", e.Value, e.Err)
 	}
 	return fmt.Sprintf("%s %s: %v", e.Field, e.Value, e.Err)
 }

@@ -50,6 +50,9 @@ func TestValidate(t *testing.T) {
 		{"socket and dsn", func(c *Config) { c.Socket, c.DSN = "s", "d" }, "Socket and DSN"},
 		{"negative", func(c *Config) { c.Margin = -time.Second }, "negative"},
 		{"no window", func(c *Config) { c.Duration = 0 }, "Duration"},
+		{"placement same", func(c *Config) { c.Placement = "same" }, ""},
+		{"placement list", func(c *Config) { c.Placement = "server=1,client=0" }, ""},
+		{"placement", func(c *Config) { c.Placement = "apart" }, `Placement "apart": want none, same, separate`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,9 @@ const (
 	// PhaseWarning: Message is a warning about the samples (also in
 	// Result.Warnings and run.json).
 	PhaseWarning
+	// PhasePlacement: the server's threads were pinned (Config.Placement);
+	// Message says where, and that they stay there after the run.
+	PhasePlacement
 )
 
 // Status is one report of progress.
@@ -93,6 +96,9 @@ func Run(ctx context.Context, cfg Config, progress func(Status)) (*Result, error
 		return nil, err
 	}
 	r.pid = pid
+	if err := r.resolvePlacement(); err != nil {
+		return nil, err
+	}
 	if err := r.describe(ctx); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type recorder struct {
 	threads  *markWriter
 	// accounted is the window's run time by thread name (schedstat).
 	accounted []procstat.ThreadCPU
+	// env is the placement of the server and the client, and the host's
+	// figures (environment.go).
+	env *environment
 }
 
 // window is the sampled window: when it started and ended, and the
@@ -76,6 +79,9 @@ func (r *recorder) cleanup() {
 // window started still writes what was sampled, marked incomplete.
 func (r *recorder) record(ctx context.Context) (*Result, error) {
 	c := r.cfg
+	if err := r.placeServer(); err != nil {
+		return nil, err
+	}
 	if err := r.prepareSampler(ctx); err != nil {
 		return nil, err
 	}
@@ -102,6 +108,7 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 
 	// The window's figures, before the sampler is stopped.
 	after, procErr := procstat.Read(c.ProcRoot, r.pid)
+	r.windowEnd(r.workloadPID())
 	var cAfter map[string]int64
 	if r.server != nil && procErr == nil {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -135,6 +142,7 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	if r.meta.WindowSeconds > 0 && r.meta.Operations > 0 {
 		r.meta.QPS = float64(r.meta.Operations) / r.meta.WindowSeconds
 	}
+	r.hostFigures()
 	if r.meta.Label == "" {
 		r.meta.Label = labelFromVersion(r.meta.ServerVersion, c.Out)
 	}
@@ -159,7 +167,11 @@ func (r *recorder) startWorkload(ctx context.Context) error {
 	// The workload and the sampler outlive a Ctrl-C (ctx) until they are
 	// stopped in order, so that what was sampled can be written.
 	r.threads = &markWriter{w: f, mark: []byte("Threads started!")}
-	run, err := workload.Start(context.WithoutCancel(ctx), c.Workload, r.threads)
+	var run *workload.Run
+	err = r.startClient(func() (err error) {
+		run, err = workload.Start(context.WithoutCancel(ctx), c.Workload, r.threads)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record: workload: %w", err)
 	}
@@ -248,6 +260,7 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 			return r.fail("", fmt.Errorf("record: server counters: %w", err))
 		}
 	}
+	r.hostStart()
 	win.start = time.Now()
 	if !win.deadline.IsZero() {
 		// A sampler slow to start (a loaded machine) shortens the window
