@@ -62,6 +62,11 @@ const (
 	DefaultStackCopy = "always"
 	DefaultEvents    = "thread"
 	DefaultRoot      = "mysqld_stmt_execute"
+	// DefaultPlacement puts the server's threads and sysbench on one CPU:
+	// on VMs, waking a thread on another CPU costs more server CPU than
+	// many queries do, which dilutes the differences between versions
+	// (docs/lab.md has the measurements).
+	DefaultPlacement = record.PlacementSame
 )
 
 // Config is a bench configuration: which servers, which workloads, how to
@@ -83,6 +88,10 @@ type Config struct {
 	Map string
 	// Roots are the functions whose subtrees the report breaks down.
 	Roots []string
+	// Placement is where every server's threads and sysbench run, the
+	// same in every measurement (record.Config.Placement):
+	// DefaultPlacement unless the config says otherwise.
+	Placement string
 }
 
 // ServerSpec is one server version of a config.
@@ -296,7 +305,7 @@ func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
 }
 
 var (
-	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots"}
+	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots", "placement"}
 	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
 	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
 	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
@@ -338,6 +347,7 @@ func (p *configParser) parse(data []byte) {
 	c := p.c
 	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents}
 	c.Roots = []string{DefaultRoot}
+	c.Placement = DefaultPlacement
 	if n, ok := keys["servers"]; ok {
 		p.servers(n)
 	} else {
@@ -362,6 +372,15 @@ func (p *configParser) parse(data []byte) {
 	if n, ok := keys["roots"]; ok {
 		if roots := p.strings(n, "roots", "give function names, e.g. roots: [mysqld_stmt_execute]"); roots != nil {
 			c.Roots = roots
+		}
+	}
+	if n, ok := keys["placement"]; ok {
+		const hint = "write same, separate, none, or server=CPUS,client=CPUS, e.g. placement: \"server=1,client=0\""
+		if s, ok := p.str(n, "placement", hint); ok {
+			if _, err := record.ParsePlacement(s); err != nil {
+				p.errorf(n, hint, "placement %v", err)
+			}
+			c.Placement = s
 		}
 	}
 }

@@ -37,6 +37,7 @@ workloads:
 capture: {sampler: perf, frequency: 99, call_graph: dwarf, stack_copy: always, events: cpu}
 map: ../symbolmaps/mariadb.yaml
 roots: [mysqld_stmt_execute, dispatch_command]
+placement: server=1,client=0
 `
 	c, err := ParseConfig(strings.NewReader(text), "bench.yaml")
 	if err != nil {
@@ -56,9 +57,10 @@ roots: [mysqld_stmt_execute, dispatch_command]
 			{Name: "upd", Test: "oltp_update_non_index", Tables: 2, TableSize: 5000, Threads: 4,
 				Duration: time.Minute, Warmup: 10 * time.Second, PreparedStatements: false, Line: 14},
 		},
-		Capture: Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", StackCopy: "always", Events: "cpu"},
-		Map:     "../symbolmaps/mariadb.yaml",
-		Roots:   []string{"mysqld_stmt_execute", "dispatch_command"},
+		Capture:   Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", StackCopy: "always", Events: "cpu"},
+		Map:       "../symbolmaps/mariadb.yaml",
+		Roots:     []string{"mysqld_stmt_execute", "dispatch_command"},
+		Placement: "server=1,client=0",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("ParseConfig =\n%+v\nwant\n%+v", c, want)
@@ -95,6 +97,9 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.MapPath("/x") != "" {
 		t.Errorf("MapPath without map = %q, want empty", c.MapPath("/x"))
+	}
+	if c.Placement != DefaultPlacement || DefaultPlacement != "same" {
+		t.Errorf("Placement = %q (DefaultPlacement %q), want same", c.Placement, DefaultPlacement)
 	}
 }
 
@@ -153,6 +158,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown top key", okServers + okWorkloads + "captur: {}\n", []string{`c.yaml:3:1: top level: unknown key "captur" (fix: did you mean "capture"?)`}},
 		{"no servers", okWorkloads, []string{"c.yaml:1:1: no servers (fix: add a servers: list"}},
 		{"no workloads", okServers, []string{"c.yaml:1:1: no workloads"}},
+		{"placement", okServers + okWorkloads + "placement: apart\n",
+			[]string{`c.yaml:3:12: placement "apart": want none, same, separate`, `fix: write same, separate, none, or server=CPUS,client=CPUS`}},
+		{"placement list", okServers + okWorkloads + "placement: server=1,client=x\n",
+			[]string{`c.yaml:3:12: placement "server=1,client=x": client: CPU list "x": "x" is not a CPU number`}},
 		{"unknown suite", "servers:\n  - label: a\n    suite: bulseye\n" + okWorkloads,
 			[]string{`c.yaml:3:12: server "a": unknown suite "bulseye" (fix: did you mean "bullseye"?)`}},
 		{"unknown suite far", "servers:\n  - label: a\n    suite: jessie\n" + okWorkloads,

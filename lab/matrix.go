@@ -320,6 +320,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		Out:         dir,
 		DebugDirs:   debug,
 		Workload:    b.srv.SysbenchArgs(w, "run", "--report-interval=1"),
+		Placement:   s.cfg.Placement,
 		ProcRoot:    "/proc",
 		// Kernel frames, for the share of the kernel's scheduling and
 		// wake-up paths (diff.Environment); the report drops them from

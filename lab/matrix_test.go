@@ -99,6 +99,9 @@ capture: {sampler: perf, frequency: 199, events: cpu}
 	if len(c.DebugDirs) != 1 || c.DebugDirs[0] != "/d/usr/lib/debug" {
 		t.Errorf("debug dirs %q, want the root above .build-id", c.DebugDirs)
 	}
+	if c.Placement != DefaultPlacement {
+		t.Errorf("placement %q, want the config's (the default, %q)", c.Placement, DefaultPlacement)
+	}
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
 	}

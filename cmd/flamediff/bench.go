@@ -25,6 +25,8 @@ type BenchOptions struct {
 	Cache  string
 	Repeat int
 	Quiet  bool
+	// Placement, when set, replaces the config's placement.
+	Placement string
 }
 
 func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
@@ -50,6 +52,8 @@ func newBenchCmd(s *streams, runF func(*BenchOptions) error) *cobra.Command {
 	f.StringVarP(&opts.Out, "out", "o", "", "report `DIR` (created; must be empty or absent; default out/NAME of the config)")
 	f.StringVar(&opts.Cache, "cache", "", "cache `DIR` for fetched servers (default ~/.cache/flamediff)")
 	f.IntVar(&opts.Repeat, "repeat", 3, "measure each workload and version `N` times, the versions interleaved in rounds; every figure shows its spread over them, and 2 or more add significance tests (--repeat 1: one bare run per cell)")
+	f.StringVar(&opts.Placement, "placement", "", "where every server's threads and sysbench run, replacing the config's placement: same (both on the last CPU; the default), separate (server on the last CPU, sysbench on the first), none (left to the scheduler), or server=CPUS,client=CPUS; see docs/lab.md")
+	_ = cmd.RegisterFlagCompletionFunc("placement", cli.FixedCompletion(record.PlacementSame, record.PlacementSeparate, record.PlacementNone))
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -60,6 +64,11 @@ func (o *BenchOptions) validate() error {
 		return cli.UsageError("-c CONFIG is required (examples/lab/demo.yaml is one)")
 	case o.Repeat < 1 || o.Repeat > 100:
 		return cli.UsageError("--repeat %d: want 1 to 100", o.Repeat)
+	}
+	if o.Placement != "" {
+		if _, err := record.ParsePlacement(o.Placement); err != nil {
+			return cli.UsageError("--placement %v", err)
+		}
 	}
 	if o.Out == "" {
 		o.Out = filepath.Join("out", strings.TrimSuffix(filepath.Base(o.Config), filepath.Ext(o.Config)))
@@ -76,6 +85,9 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	cfg, data, err := lab.ReadConfigFile(opts.Config)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	if opts.Placement != "" {
+		cfg.Placement = opts.Placement
 	}
 	m, err := loadMap(s, cfg.MapPath(filepath.Dir(opts.Config)))
 	if err != nil {

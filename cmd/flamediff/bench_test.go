@@ -28,6 +28,7 @@ func TestBenchFlags(t *testing.T) {
 	}{
 		{"no config", "-c CONFIG is required", []string{"bench"}},
 		{"bad repeat", "--repeat 0", []string{"bench", "-c", "x.yaml", "--repeat", "0"}},
+		{"bad placement", `--placement "server=x": server: CPU list "x"`, []string{"bench", "-c", "x.yaml", "--placement", "server=x"}},
 		{"out not empty", "is not empty", []string{"bench", "-c", "x.yaml", "--out", full}},
 		{"arguments", "unknown command", []string{"bench", "-c", "x.yaml", "extra"}},
 	} {

@@ -72,6 +72,8 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	f.StringVarP(&opts.Out, "out", "o", "", "run directory to write (created; must be empty or absent)")
 	f.BoolVar(&opts.KeepRaw, "keep-raw", false, "keep perf.data in the run directory")
 	f.StringArrayVar(&opts.DebugDirs, "debug-dir", nil, "also look up separate debug files by build id under `DIR` (DIR/.build-id/xx/yyyy.debug, as in a -dbg package), before /usr/lib/debug: for a server run with its own libc (repeatable)")
+	f.StringVar(&opts.Placement, "placement", record.PlacementNone, "where the server's threads and the workload run: none (left to the scheduler), same (both on the last CPU), separate (server on the last CPU, workload on the first), or server=CPUS,client=CPUS (CPU lists, e.g. server=1,client=0); the server's threads are pinned before the workload starts and stay pinned; run.json says what was asked and found (docs/recording.md)")
+	_ = cmd.RegisterFlagCompletionFunc("placement", cli.FixedCompletion(record.PlacementNone, record.PlacementSame, record.PlacementSeparate))
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	return cmd
 }
@@ -86,6 +88,9 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 	cg, err := record.ParseCallGraph(o.CallGraph)
 	if err != nil {
 		return cli.UsageError("--call-graph %v", err)
+	}
+	if _, err := record.ParsePlacement(o.Placement); err != nil {
+		return cli.UsageError("--placement %v", err)
 	}
 	// --switch-fix is on by default, as record.Config's zero value is;
 	// given, it is required (true) or off (false).
@@ -158,6 +163,8 @@ func recordError(err error, warmup time.Duration) error {
 		return fmt.Errorf("record: --sampler %s: %w (--sampler perf uses perf record instead)", fe.Value, fe.Err)
 	case record.FieldOpsCounter:
 		return fmt.Errorf("record: --ops-counter: %w", fe.Err)
+	case record.FieldPlacement:
+		return fmt.Errorf("record: --placement %s: %w", fe.Value, fe.Err)
 	}
 	return err
 }
@@ -174,6 +181,9 @@ func (p *recordProgress) report(st record.Status) {
 	switch st.Phase {
 	case record.PhaseWarning:
 		fmt.Fprintf(p.w, "flamediff: warning: %s\n", st.Message)
+	case record.PhasePlacement:
+		// Even when quiet: the server is left pinned.
+		fmt.Fprintf(p.w, "flamediff: %s\n", st.Message)
 	case record.PhaseWarmup, record.PhaseSampling:
 		if !p.quiet {
 			fmt.Fprintf(p.w, "flamediff: %s\n", st.Message)

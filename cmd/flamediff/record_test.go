@@ -116,6 +116,19 @@ func TestRecordFlags(t *testing.T) {
 				}
 			}},
 		{name: "socket and dsn", args: []string{"--out", dir, "--socket", "s", "--dsn", "d", "--duration", "1s"}, wantErr: "give one of --socket and --dsn"},
+		{name: "placement none by default", args: []string{"--out", dir, "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.Placement != "none" {
+					t.Errorf("default placement %q, want none (record does not pin a server it did not start unless asked)", o.Placement)
+				}
+			}},
+		{name: "placement list", args: []string{"--out", dir, "--placement", "server=1,client=0", "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if o.Placement != "server=1,client=0" {
+					t.Errorf("--placement server=1,client=0: placement %q", o.Placement)
+				}
+			}},
+		{name: "bad placement", args: []string{"--out", dir, "--placement", "apart", "--duration", "1s"}, wantErr: `--placement "apart": want none, same, separate`},
 		{name: "out not empty", args: []string{"--out", nonEmpty, "--duration", "1s"}, wantErr: "is not empty"},
 		{name: "args before dash", args: []string{"--out", dir, "stray", "--", "sysbench"}, wantErr: "no arguments before --"},
 	}
