@@ -181,6 +181,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 	if m.HasSubsystems() {
 		rep.subsystem, rep.subNames = m.Subsystem, m.Subsystems()
 	}
+	var all []*loaded // every usable run, for the placement
 	for _, wl := range workloads {
 		w := &Workload{Name: wl, Versions: []*Version{}, Subtrees: []*Subtree{}, Comparisons: []*Comparison{}, merged: map[string]*fold.Profile{}}
 		runsOf := make(map[string][]*loaded)
@@ -216,12 +217,17 @@ func Build(runs []Run, opts Options) (*Report, error) {
 			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints)
 		}
 		rep.Workloads = append(rep.Workloads, w)
+		w.Host = hostRows(servers, runsOf)
+		for _, srv := range servers {
+			all = append(all, runsOf[srv]...)
+		}
 		if err := computeWorkload(rep, w, runsOf, roots, m); err != nil {
 			return nil, err
 		}
 	}
 	rep.Roots = resolvedRoots(rep, roots)
 	rep.FiguresWindow = figuresWindow(rep)
+	rep.Placement = placementOf(all)
 	sort.SliceStable(rep.Missing, func(i, j int) bool {
 		a, b := rep.Missing[i], rep.Missing[j]
 		if a.Workload != b.Workload {

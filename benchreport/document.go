@@ -195,6 +195,9 @@ func (r *Report) missingSection() report.Section {
 // overview is what comes before the workloads, cleaned.
 func (r *Report) overview() []report.Section {
 	out := []report.Section{r.rqpsSection()}
+	if r.Placement != "" {
+		out[0].Intro = append(out[0].Intro, r.Placement)
+	}
 	if len(r.Missing) > 0 {
 		out = append(out, r.missingSection())
 	}
@@ -210,6 +213,9 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 	}
 	if len(w.Comparisons) > 0 {
 		out = append(out, r.attributionSection(w), r.topSelfSection(w))
+	}
+	if w.Host != nil {
+		out = append(out, r.hostSection(w))
 	}
 	for _, t := range w.Subtrees {
 		out = append(out, r.subtreeSection(w, t))

@@ -21,6 +21,9 @@ type Report struct {
 	Map           string       `json:"map"`
 	Missing       []MissingRun `json:"missing"`
 	Workloads     []*Workload  `json:"workloads"`
+	// Placement says where the runs' servers and clients ran (run.json
+	// placement); "" when no run recorded it.
+	Placement string `json:"placement,omitempty"`
 
 	svg       bool
 	subsystem func([]string) string
@@ -45,6 +48,9 @@ type Workload struct {
 	Subtrees    []*Subtree    `json:"subtrees"`
 	Comparisons []*Comparison `json:"comparisons"`
 	Notes       []string      `json:"notes,omitempty"`
+	// Host is each version's whole-machine figures (run.json host); nil
+	// when no run recorded them.
+	Host []*HostRow `json:"host,omitempty"`
 
 	// merged holds each usable version's repeats merged, with the median
 	// per-op figures (see the package documentation), by server.

@@ -101,6 +101,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	for _, n := range rq.Notes {
 		fmt.Fprintf(&b, "%s\n", n)
 	}
+	if r.Placement != "" {
+		printf("%s\n", r.Placement)
+	}
 	for _, m := range r.Missing {
 		rep := "all repeats"
 		if m.Repeat > 0 {
