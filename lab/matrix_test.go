@@ -210,6 +210,15 @@ func TestRunServerFails(t *testing.T) {
 				t.Errorf("10.11 unprofiled window: qps %.1f, complete %v, sampler %q, window %q, %d bytes of stacks, interval qps %v",
 					m.QPS, m.Complete, m.Sampler, m.Window, len(stacks), m.WorkloadIntervalQPS)
 			}
+			// The default placement held: every server and sysbench
+			// thread on one CPU at the end of the window.
+			for _, d := range []string{r.Dir, r.MeasureDir} {
+				m, _ := recordtest.ReadRun(t, d)
+				if p := m.Placement; p == nil || p.Asked != DefaultPlacement || p.ServerCPUs == "" || p.ClientCPUs != p.ServerCPUs ||
+					len(p.Server) != 1 || p.Server[0].CPUs != p.ServerCPUs || len(p.Client) != 1 || p.Client[0].CPUs != p.ClientCPUs || len(p.Mismatched) > 0 {
+					t.Errorf("%s: run.json placement %+v; want %s, held", d, p, DefaultPlacement)
+				}
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "servers", "10.11", "data")); err == nil {
