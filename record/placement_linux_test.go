@@ -235,7 +235,9 @@ func TestHostFiguresTruth(t *testing.T) {
 	capacity := h.Seconds * float64(h.CPUs)
 	t.Logf("window %.3f s on %d CPUs: host busy %.3f s, idle %.3f s, steal %.3f s, ctxt %d; the children: CPU %.3f s, %d switches",
 		h.Seconds, h.CPUs, h.CPUSeconds, h.IdleSeconds, h.StealSeconds, h.ContextSwitches, cpu.Seconds(), switches)
-	if cpu.Seconds() < 0.5*capacity {
+	// On a loaded machine the burners get less than the whole window,
+	// which weakens the checks but leaves them true.
+	if cpu.Seconds() < 0.2 {
 		t.Fatalf("the burners got %.3f s of CPU in a %.3f s window on %d CPUs: too little to check anything", cpu.Seconds(), h.Seconds, h.CPUs)
 	}
 	if h.CPUSeconds < cpu.Seconds()-trunc {
