@@ -89,6 +89,11 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if opts.Placement != "" {
 		cfg.Placement = opts.Placement
 	}
+	if cfg.Placement == record.PlacementNone {
+		fmt.Fprintf(logw, "bench: placement none: the servers and sysbench are left to the scheduler\n")
+	} else {
+		fmt.Fprintf(logw, "bench: placement %s: every server's threads and sysbench are pinned so in every run (run.json placement)\n", cfg.Placement)
+	}
 	m, err := loadMap(s, cfg.MapPath(filepath.Dir(opts.Config)))
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
