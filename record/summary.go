@@ -19,26 +19,25 @@ func (r *Result) WriteSummary(w io.Writer, hint func(*diff.Unwinding) string) {
 	if m.Sampler == SamplerNone {
 		fmt.Fprintf(w, "  window %.1f s without a sampler (unprofiled: no stacks), accounted CPU %.2f s\n", m.WindowSeconds, m.CPUSeconds())
 	} else {
-		r.writeSamples(w, hint)
+		fmt.Fprintf(w, "  window %.1f s, %d samples (%d lost), sampled CPU %.2f s vs accounted %.2f s\n",
+			m.WindowSeconds, m.Samples, m.LostSamples, m.SampledCPUSeconds, m.CPUSeconds())
 	}
-	r.writePerOp(w)
-}
-
-// writeSamples writes the window, its samples and their stacks' completeness.
-func (r *Result) writeSamples(w io.Writer, hint func(*diff.Unwinding) string) {
-	m := r.Meta
-	fmt.Fprintf(w, "  window %.1f s, %d samples (%d lost), sampled CPU %.2f s vs accounted %.2f s\n",
-		m.WindowSeconds, m.Samples, m.LostSamples, m.SampledCPUSeconds, m.CPUSeconds())
 	if line := placementLine(m.Placement); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	if m.Sampler != SamplerNone {
+		r.writeStacks(w, hint)
+	}
+	r.writePerOp(w)
 	// The host's figures last, after the per-op ones or their absence.
-	defer func() {
-		if line := hostLine(m.Host); line != "" {
-			fmt.Fprintf(w, "  %s\n", line)
-		}
-	}()
-	if u := diff.RecordedUnwinding(m); u != nil {
+	if line := hostLine(m.Host); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+}
+
+// writeStacks writes how completely the samples' stacks were walked.
+func (r *Result) writeStacks(w io.Writer, hint func(*diff.Unwinding) string) {
+	if u := diff.RecordedUnwinding(r.Meta); u != nil {
 		fmt.Fprintf(w, "  stacks reach a thread root in %.1f%% of samples (unwinding: %s)\n", 100*u.Complete, u.Method)
 		if warn := u.Warning(hint(u)); warn != "" {
 			fmt.Fprintf(w, "flamediff: warning: %s\n", warn)

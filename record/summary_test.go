@@ -29,6 +29,11 @@ func TestWriteSummaryPlacementHost(t *testing.T) {
 			Host: &fold.Host{CPUs: 2, Seconds: 3, CPUSeconds: 1.25, CPUFreq: &fold.CPUFreq{Exposed: true, Changed: true}}},
 			[]string{"  placement server=1: server threads 11 on CPU 1, 1 on CPUs 0-1 (did not hold for 1 threads)\n",
 				"no operation count", "  host (whole machine, client included): busy 1.25 s of 2 CPUs x 3.0 s, steal 0.0%, CPU frequency CHANGED during the window\n"}},
+		{"unprofiled", fold.Meta{Sampler: SamplerNone, Operations: 10, CPUSecondsTotal: 1, WindowSeconds: 1,
+			Placement: &fold.Placement{Asked: "same", ServerCPUs: "1", ClientCPUs: "1",
+				Server: []fold.Affinity{{CPUs: "1", Threads: 12}}, Client: []fold.Affinity{{CPUs: "1", Threads: 2}}},
+			Host: &fold.Host{CPUs: 2, Seconds: 1, CPUSeconds: 1.5, CPUMicrosPerOp: 150000, CtxSwitchesPerOp: 2.5, CPUFreq: &fold.CPUFreq{Note: cpuFreqNotExposed}}},
+			[]string{"without a sampler", "  placement same: server threads 12 on CPU 1; client threads 2 on CPU 1 (held at the window's end)\n", "10 operations"}},
 		{"none", fold.Meta{Placement: &fold.Placement{Asked: "none", Server: []fold.Affinity{{CPUs: "0-1", Threads: 9}}}},
 			[]string{"  placement none (left to the scheduler): server threads 9 on CPUs 0-1\n"}},
 	} {
