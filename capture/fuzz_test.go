@@ -2,7 +2,10 @@
 
 package capture
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // FuzzParsePerfStderr: perf's stderr is whatever perf printed; parsing it
 // never panics and never yields negative figures.
@@ -22,5 +25,19 @@ func FuzzParsePerfStderr(f *testing.F) {
 			t.Fatalf("parsePerfStderr(%q) = %+v: negative figures", s, r)
 		}
 		_ = classifyPerfError(s)
+	})
+}
+
+// FuzzVDSORange: any maps text gives a range of at most 1 MiB with its
+// end above its start, or an error.
+func FuzzVDSORange(f *testing.F) {
+	f.Add("7ffd1c5f2000-7ffd1c5f4000 r-xp 00000000 00:00 0                          [vdso]\n")
+	f.Add("55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 1234 /usr/bin/x\n7fff-7ffe r-xp 0 00:00 0 [vdso]\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		start, end, err := vdsoRange(strings.NewReader(s))
+		if err == nil && (end <= start || end-start > 1<<20) {
+			t.Errorf("range %#x-%#x without an error", start, end)
+		}
 	})
 }

@@ -469,7 +469,10 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 	serr := newTailWriter(r.opts.Stderr, 64<<10)
 	cmd := exec.CommandContext(ctx, r.perfPath, scriptArgs(r.opts, r.pid, r.data)...)
 	cmd.Dir = r.dir
-	if len(r.opts.DebugDirs) > 0 {
+	// perf script reads objects by build id from a build-id cache of its
+	// own: the debug files of DebugDirs, what perf's usual cache holds,
+	// and the vDSO (see cacheVDSO).
+	{
 		bid, err := os.MkdirTemp("", "flamediff-buildid-")
 		if err != nil {
 			return nil, fmt.Errorf("perf: %w", err)
@@ -482,6 +485,9 @@ func (r *perfRun) fold(ctx context.Context, killed bool) (*Result, error) {
 		// cache; without it perf script cannot unwind out of the vDSO.
 		if err := linkBuildIDCache(bid, defaultBuildIDDir()); err != nil {
 			return nil, fmt.Errorf("perf: build-id cache: %w", err)
+		}
+		if err := cacheVDSO(bid); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("stacks through the vDSO may stop there: %v", err))
 		}
 		// perf's global option, before the command.
 		cmd.Args = append([]string{cmd.Args[0], "--buildid-dir", bid}, cmd.Args[1:]...)
