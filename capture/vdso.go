@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/flamediff/flamediff/capture/symtab"
 )
 
 // cacheVDSO puts the running kernel's vDSO into perf's build-id cache
@@ -106,29 +107,8 @@ func elfBuildID(img []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, s := range ef.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			return "", err
-		}
-		for len(data) >= 12 {
-			bo := ef.ByteOrder
-			namesz, descsz, typ := bo.Uint32(data), bo.Uint32(data[4:]), bo.Uint32(data[8:])
-			name := 12 + align4(namesz)
-			desc := name + align4(descsz)
-			if uint64(desc) > uint64(len(data)) {
-				break
-			}
-			if typ == 3 && namesz == 4 && string(data[12:15]) == "GNU" && descsz > 0 { // NT_GNU_BUILD_ID
-				return hex.EncodeToString(data[name : name+descsz]), nil
-			}
-			data = data[desc:]
-		}
+	if id := symtab.BuildID(ef); id != "" {
+		return id, nil
 	}
 	return "", errors.New("no GNU build id note")
 }
-
-func align4(n uint32) uint32 { return (n + 3) &^ 3 }

@@ -55,7 +55,7 @@ func ParseELF(r io.ReaderAt, debug io.ReaderAt) (obj *Object, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse elf: %w: %w", ErrNotELF, err)
 	}
-	o := &Object{BuildID: buildID(f)}
+	o := &Object{BuildID: BuildID(f)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
@@ -68,7 +68,7 @@ func ParseELF(r io.ReaderAt, debug io.ReaderAt) (obj *Object, err error) {
 	}
 	if debug != nil {
 		if df, err := elf.NewFile(debug); err == nil {
-			if o.BuildID != "" && buildID(df) == o.BuildID {
+			if o.BuildID != "" && BuildID(df) == o.BuildID {
 				if ds, err := df.Symbols(); err == nil && len(ds) > 0 {
 					symFile, syms, source = df, ds, "debug .symtab"
 				}
@@ -323,9 +323,9 @@ func pltSymbols(f *elf.File) []symbol {
 	return out
 }
 
-// buildID returns the hex GNU build id from the .note.gnu.build-id
-// section or any PT_NOTE segment.
-func buildID(f *elf.File) string {
+// BuildID returns the hex GNU build id from the .note.gnu.build-id
+// section or any PT_NOTE segment; "" when it has none.
+func BuildID(f *elf.File) string {
 	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type == elf.SHT_NOTE {
 		if d, err := s.Data(); err == nil {
 			if id := noteBuildID(d, f.ByteOrder); id != "" {
