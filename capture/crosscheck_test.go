@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,18 +23,24 @@ import (
 // TestPerfVersusBPF samples the same MariaDB under the same sysbench
 // oltp_update_non_index load with perf and with the BPF sampler (both on
 // per-thread cpu-clock events at 999 Hz) over one 8 s window, and checks that
-// they see the same thing: inclusive shares of the functions a regression
-// report quotes within 2 percentage points, the same frame names, and each
-// sampler's CPU within 10% of the CPU the process was accounted. The BPF
-// sampler runs without the switch fix (which record applies by default):
-// the test compares the two samplers' events, and perf's cannot be
-// corrected; with the fix, BPF's shares moved 1.5 points from perf's on a
-// quiet machine and 3-4 points beside two CPU hogs (docs/recording.md).
+// they see the same thing: the same number of samples within 2%, inclusive
+// shares of the functions a regression report quotes within 2 percentage
+// points, and the same frame names. The BPF sampler runs without the switch
+// fix (which record applies by default): the test compares the two
+// samplers' events, and perf's cannot be corrected; with the fix, BPF's
+// shares moved 1.5 points from perf's on a quiet machine and 3-4 points
+// beside two CPU hogs (docs/recording.md).
 // Per-thread events, as record uses by default: per-CPU events lose samples
 // on kernels where CPUs idle between queries (docs/recording.md, "Per-thread events").
 // Both walk frame pointers (the BPF sampler without stack copies), so that
 // the samplers are compared and not the unwinders: stack copies reach
 // glibc's thread roots (clone3) that perf's frame-pointer walk misses.
+//
+// Uncorrected per-thread events do not see all of the CPU the process is
+// accounted (the context switches themselves, docs/fidelity.md): 0.91-0.93
+// here, less the more the server is preempted, so sampled against accounted
+// CPU is only a gross check (at least 60%); that the corrected sampler
+// comes within 3% is TestRecordMariaDB's and TestSwitchFixTruth's.
 //
 // The two samplers run at the same time, each with its own events: two
 // windows one after the other see different work (this server's share of
@@ -48,9 +55,6 @@ func TestPerfVersusBPF(t *testing.T) {
 	time.Sleep(3 * time.Second)
 
 	const freq = 999
-	ctx := context.Background()
-	perf, bpf := capture.NewPerf(), capture.NewBPF()
-	opts := capture.Options{FrequencyHz: freq}
 	read := func() *procstat.Snapshot {
 		t.Helper()
 		st, err := procstat.Read("/proc", srv.PID)
@@ -60,25 +64,14 @@ func TestPerfVersusBPF(t *testing.T) {
 		return st
 	}
 	// Each sampler's window lies between t0 and t3 and covers t1 to t2.
-	t0 := read()
-	if err := perf.Start(ctx, srv.PID, opts); err != nil {
-		t.Fatalf("perf: %v", err)
-	}
+	snaps := map[string]*procstat.Snapshot{}
+	opts := capture.Options{FrequencyHz: freq}
 	bopts := opts
 	bopts.StackCopy = capture.StackCopyNever
-	if err := bpf.Start(ctx, srv.PID, bopts); err != nil {
-		_, _ = perf.Stop(ctx)
-		t.Fatalf("bpf: %v", err)
-	}
-	t1 := read()
-	time.Sleep(8 * time.Second)
-	t2 := read()
-	bres, berr := bpf.Stop(ctx)
-	pres, perr := perf.Stop(ctx)
-	t3 := read()
-	if berr != nil || perr != nil {
-		t.Fatalf("stop: bpf: %v; perf: %v", berr, perr)
-	}
+	res := sameWindow(t, srv.PID, 8*time.Second, func(at string) { snaps[at] = read() },
+		armed{capture.NewPerf(), opts}, armed{capture.NewBPF(), bopts})
+	pres, bres := res[0], res[1]
+	t0, t1, t2, t3 := snaps["before start"], snaps["started"], snaps["before stop"], snaps["stopped"]
 	for _, r := range []*capture.Result{pres, bres} {
 		for _, w := range r.Warnings {
 			t.Logf("%s warning: %s", r.Sampler, w)
@@ -87,9 +80,12 @@ func TestPerfVersusBPF(t *testing.T) {
 	inner, outer := procstat.Diff(t1, t2).CPU(), procstat.Diff(t0, t3).CPU()
 	t.Logf("accounted %.2f to %.2f CPU-s; bpf sampled %.2f s (%d samples, %d lost); perf sampled %.2f s (%d samples, %d lost)",
 		inner, outer, float64(bres.Samples)/freq, bres.Samples, bres.Lost, float64(pres.Samples)/freq, pres.Samples, pres.Lost)
+	if d := float64(bres.Samples)/float64(pres.Samples) - 1; pres.Samples == 0 || math.Abs(d) > 0.02 {
+		t.Errorf("bpf took %d samples, perf %d on the same events and window: want within 2%%", bres.Samples, pres.Samples)
+	}
 	for _, r := range []*capture.Result{pres, bres} {
-		if sampled := float64(r.Samples) / freq; sampled < 0.9*inner || sampled > 1.1*outer {
-			t.Errorf("%s sampled CPU %.2f s vs accounted %.2f s (window inside) to %.2f s (window around): want within 10%%", r.Sampler, sampled, inner, outer)
+		if sampled := float64(r.Samples) / freq; sampled < 0.6*inner || sampled > 1.1*outer {
+			t.Errorf("%s sampled CPU %.2f s vs accounted %.2f s (window inside) to %.2f s (window around): want at least 60%% of the one and at most 110%% of the other", r.Sampler, sampled, inner, outer)
 		}
 	}
 
@@ -117,6 +113,72 @@ func TestPerfVersusBPF(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("frame names differ between perf and bpf: %s", strings.Join(missing, ", "))
 	}
+}
+
+// armed is a sampler with the options it samples with.
+type armed struct {
+	s    capture.Sampler
+	opts capture.Options
+}
+
+// sameWindow samples pid with every sampler over one window of d, so that
+// their figures can be compared sample for sample: each sampler's slow
+// setup (capture.Preparer: the BPF sampler loads its program and reads the
+// target's symbols, 2-2.5 s under -race) is done before any window opens,
+// the samplers are started one after the other, each only enabling its
+// events, and all are stopped at once. When the BPF sampler was started
+// after perf, without Prepare, perf's window held the BPF sampler's setup
+// as well: 27% more samples than the BPF sampler, taken while the test
+// process used a CPU the server needed, where the server's shares differ
+// (1.5-2.5 points more in do_command's blocking read and fewer in
+// dispatch_command, in every run). before and after, when not nil, run
+// just before the first start and just after the last start returned, and
+// around the stops.
+func sameWindow(t *testing.T, pid int, d time.Duration, around func(string), samplers ...armed) []*capture.Result {
+	t.Helper()
+	ctx := context.Background()
+	if around == nil {
+		around = func(string) {}
+	}
+	stopAll := func(n int) []*capture.Result {
+		res := make([]*capture.Result, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i], errs[i] = samplers[i].s.Stop(ctx)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("%s: stop: %v", samplers[i].s.Name(), err)
+			}
+		}
+		return res
+	}
+	for _, a := range samplers {
+		if p, ok := a.s.(capture.Preparer); ok {
+			if err := p.Prepare(ctx, pid, a.opts); err != nil {
+				t.Fatalf("%s: prepare: %v", a.s.Name(), err)
+			}
+		}
+	}
+	around("before start")
+	for i, a := range samplers {
+		if err := a.s.Start(ctx, pid, a.opts); err != nil {
+			stopAll(i)
+			t.Fatalf("%s: start: %v", a.s.Name(), err)
+		}
+	}
+	around("started")
+	time.Sleep(d)
+	around("before stop")
+	res := stopAll(len(samplers))
+	around("stopped")
+	return res
 }
 
 func shares(p *fold.Profile) map[string]float64 {

@@ -3,7 +3,6 @@
 package capture_test
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 // inclusive shares of the functions a regression report quotes must agree
 // within 2 percentage points.
 //
-// Both samplers run at once, each with its own per-thread events: two
+// Both samplers run at once, over the same window (sameWindow): two
 // windows one after the other see different work.
 func TestUnwindReference(t *testing.T) {
 	requireSamplers(t)
@@ -44,21 +43,10 @@ func TestUnwindReference(t *testing.T) {
 			srv := loaded(t, mariadbtest.Options{Args: []string{"--innodb-flush-log-at-trx-commit=0"}}, tt.test, "--threads=2", "--time=18")
 			time.Sleep(2 * time.Second)
 
-			ctx := context.Background()
-			ref, def := capture.NewPerf(), capture.NewBPF()
-			if err := ref.Start(ctx, srv.PID, capture.Options{FrequencyHz: freq, CallGraph: "dwarf"}); err != nil {
-				t.Fatalf("perf: %v", err)
-			}
-			if err := def.Start(ctx, srv.PID, capture.Options{FrequencyHz: freq}); err != nil {
-				_, _ = ref.Stop(ctx)
-				t.Fatalf("bpf: %v", err)
-			}
-			time.Sleep(12 * time.Second)
-			dres, derr := def.Stop(ctx)
-			rres, rerr := ref.Stop(ctx)
-			if derr != nil || rerr != nil {
-				t.Fatalf("stop: bpf: %v; perf: %v", derr, rerr)
-			}
+			res := sameWindow(t, srv.PID, 12*time.Second, nil,
+				armed{capture.NewPerf(), capture.Options{FrequencyHz: freq, CallGraph: "dwarf"}},
+				armed{capture.NewBPF(), capture.Options{FrequencyHz: freq}})
+			rres, dres := res[0], res[1]
 			roots := symbolmap.Default().IsThreadRoot
 			for _, r := range []*capture.Result{rres, dres} {
 				c := diff.StackCompleteness(r.Profile, roots)
