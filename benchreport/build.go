@@ -185,6 +185,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 	for _, wl := range workloads {
 		w := &Workload{Name: wl, Versions: []*Version{}, Subtrees: []*Subtree{}, Comparisons: []*Comparison{}, merged: map[string]*fold.Profile{}}
 		runsOf := make(map[string][]*loaded)
+		var effects family
 		for _, srv := range servers {
 			v := &Version{Server: srv, Dirs: []string{}}
 			w.Versions = append(w.Versions, v)
@@ -214,8 +215,9 @@ func Build(runs []Run, opts Options) (*Report, error) {
 				v.Missing = strings.Join(reasons, "; ")
 				continue
 			}
-			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints)
+			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints, &effects)
 		}
+		effects.judge(rep.Alpha)
 		rep.Workloads = append(rep.Workloads, w)
 		w.Host = hostRows(servers, runsOf)
 		for _, srv := range servers {
@@ -386,7 +388,7 @@ func perOp(runs []*loaded, x func(*fold.Meta) float64) *Figure {
 // per-op figures from their figures windows (unprofiled when given), the
 // profile's from the profiled windows, the sampler's effect, the
 // within-run noise and the repeats that stand out.
-func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints) {
+func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effects *family) {
 	v.Repeats = len(runs)
 	qps := make([]float64, len(runs))
 	cpu := make([]float64, len(runs))
@@ -422,7 +424,7 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints) {
 		}
 		v.SamplerEffect = figureOf(effect)
 		if len(runs) >= 2 {
-			v.SamplerEffectTest = testOf(diff.Compare(qps, pqps, alpha))
+			effects.add(&v.SamplerEffectTest, diff.Compare(qps, pqps, alpha))
 		}
 	case 0:
 		v.FiguresWindow = fold.WindowProfiled
@@ -524,6 +526,7 @@ func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, root
 	if !hasBase {
 		w.Notes = append(w.Notes, fmt.Sprintf("the base %s has no usable run: no relative figures, significance tests or comparisons", rep.Base))
 	}
+	var headline family
 	for _, v := range w.Versions {
 		if v.Missing != "" || !hasBase {
 			continue
@@ -535,10 +538,11 @@ func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, root
 			WriteKBPerOp: rel(v.WriteKBPerOp, bv.WriteKBPerOp),
 		}
 		if v.Server != rep.Base && v.Repeats >= 2 && bv.Repeats >= 2 {
-			v.QPSTest = testOf(diff.Compare(bv.QPS.Values, v.QPS.Values, rep.Alpha))
-			v.CPUPerOpTest = testOf(diff.Compare(bv.CPUPerOp.Values, v.CPUPerOp.Values, rep.Alpha))
+			headline.add(&v.QPSTest, diff.Compare(bv.QPS.Values, v.QPS.Values, rep.Alpha))
+			headline.add(&v.CPUPerOpTest, diff.Compare(bv.CPUPerOp.Values, v.CPUPerOp.Values, rep.Alpha))
 		}
 	}
+	headline.judge(rep.Alpha)
 	for _, srv := range present {
 		mp, err := mergeRuns(srv, runsOf[srv], w.version(srv))
 		if err != nil {
@@ -674,6 +678,7 @@ func computeSubtrees(rep *Report, w *Workload, present []string, runsOf map[stri
 			Root: t.Root, Depth: t.Depth, Servers: slices.Clone(present), Threshold: t.Threshold,
 			SkippedUnresolved: t.SkippedUnresolved, Rows: []*SubtreeRow{},
 		}
+		var rows family
 		for _, row := range t.Rows {
 			sr := &SubtreeRow{
 				Path: row.Path, Level: row.Level, Label: row.Label(), Chain: row.Chain, Unresolved: row.Unresolved,
@@ -702,12 +707,13 @@ func computeSubtrees(rep *Report, w *Workload, present []string, runsOf map[stri
 					d := sr.Shares[c].Median - sr.Shares[baseCol].Median
 					sr.DeltaPP[c] = &d
 					if len(vals[c]) >= 2 && len(vals[baseCol]) >= 2 {
-						sr.Tests[c] = testOf(diff.Compare(vals[baseCol], vals[c], rep.Alpha))
+						rows.add(&sr.Tests[c], diff.Compare(vals[baseCol], vals[c], rep.Alpha))
 					}
 				}
 			}
 			st.Rows = append(st.Rows, sr)
 		}
+		rows.judge(rep.Alpha)
 		for c := range present {
 			st.Summaries = append(st.Summaries, st.sentence(c, 0))
 		}

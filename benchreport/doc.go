@@ -52,8 +52,11 @@
 // A figure is {"median": float, "min": float, "max": float, "values":
 // [float]} where values holds one entry per usable repeat, in repeat order.
 // A test is {"welch_p": float, "permutation_p": float,
-// "min_permutation_p": float, "significant": bool} (see diff.Significance);
-// it is present only when both sides have at least two repeats.
+// "min_permutation_p": float, "significant": bool, "level": float,
+// "family": int} (see diff.Significance): the tests one table shows are
+// judged together (diff.Family, Benjamini-Hochberg at "alpha"), family is
+// how many and level the cutoff they were judged at. A test is present
+// only when both sides have at least two repeats.
 //
 //	{
 //	  "base": string,              // the base version label

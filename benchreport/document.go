@@ -166,7 +166,7 @@ func (r *Report) rqpsSection() report.Section {
 	}
 	s.Notes = append(s.Notes, fmt.Sprintf("(lo–hi, n=N): the lowest and highest repeat's QPS over %s's median QPS, and the number of repeats.", r.Base))
 	if r.Repeats > 1 {
-		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats, the versions interleaved in rounds. %s marks a difference from %s within noise: not significant at α = %g by both Welch's t-test and a permutation test over the repeats (p-values under each workload); without %s it is significant.",
+		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats, the versions interleaved in rounds. %s marks a difference from %s within noise: not significant by both Welch's t-test and a permutation test over the repeats, the tests of one table judged together at α = %g (p-values and cutoffs under each workload); without %s it is significant.",
 			r.Repeats, noise, r.Base, r.Alpha, noise))
 	} else {
 		s.Notes = append(s.Notes, "One run per cell: no spread and no test of significance; run more repeats (bench --repeat 3) before quoting a difference.")
@@ -346,7 +346,7 @@ func (r *Report) costSection(w *Workload) report.Section {
 		note += fmt.Sprintf(" QPS cv %%: the coefficient of variation of the workload's per-second QPS within a window (median over the repeats), the noise a repeat is judged by: one that differs from the cell's median by more than %d times it (at least %d%%) is flagged %s.", outlierCVs, outlierFloorPct, untrustedMark)
 	}
 	if effect {
-		note += fmt.Sprintf(" sampler: QPS of the profiled window over the unprofiled one's, per repeat (median, lo–hi): the sampler's effect on throughput; %s: within noise (the two windows' QPS compared over the repeats).", noise)
+		note += fmt.Sprintf(" sampler: QPS of the profiled window over the unprofiled one's, per repeat (median, lo–hi): the sampler's effect on throughput; %s: within noise (the two windows' QPS compared over the repeats, the versions judged together as in the other tables).", noise)
 	}
 	if sampled {
 		note = strings.TrimSuffix(note, ".") + "; sampled %: the CPU the samples stand for, in % of the CPU the server was accounted (median over the repeats; below 100 a sampler missed CPU, see docs/fidelity.md)."
@@ -422,14 +422,30 @@ func (r *Report) repeatsSection(w *Workload) report.Section {
 		}
 	}
 	floor := 1.0
+	var judged []*Test
 	for _, v := range w.Versions {
 		if v.QPSTest != nil {
 			floor = math.Min(floor, v.QPSTest.MinPermutationP)
+			judged = append(judged, v.QPSTest, v.CPUPerOpTest)
 		}
 	}
-	s.Notes = append(s.Notes, fmt.Sprintf("Significant: Welch's p < %g and the permutation p at most %g or, when so few repeats cannot go that low, at its floor (%s here: every base value beyond every version value).",
-		r.Alpha, r.Alpha, fmtP(floor)))
+	if len(judged) > 0 {
+		s.Notes = append(s.Notes, familyNote(judged, r.Alpha, "this table")+fmt.Sprintf(" Significant: Welch's p below the cutoff and the permutation p at most the cutoff or, when so few repeats cannot go that low, at its floor (%s here: every base value beyond every version value).", fmtP(floor)))
+	}
 	return s
+}
+
+// familyNote says how the tests of one table were judged together
+// (diff.Family): how many, at which α, and the cutoff they came to.
+func familyNote(tests []*Test, alpha float64, what string) string {
+	n, cutoff := 0, 0.0
+	for _, t := range tests {
+		if t != nil {
+			n, cutoff = t.Family, t.Level
+		}
+	}
+	return fmt.Sprintf("The %d tests of %s are judged together at α = %g (Benjamini–Hochberg: when nothing differs, the chance of any mark of significance among them stays under α): cutoff %s, k·α/%d for the largest k whose k-th smallest Welch p is below it.",
+		n, what, alpha, fmtP(cutoff), n)
 }
 
 func (r *Report) attributionSection(w *Workload) report.Section {
@@ -592,6 +608,13 @@ func (r *Report) subtreeSection(w *Workload, t *Subtree) report.Section {
 	}
 	if r.Repeats > 1 {
 		s.Notes = append(s.Notes, fmt.Sprintf("Shares are medians over the repeats, (min–max) their spread; %s marks a change within noise.", noise))
+		if tests {
+			var all []*Test
+			for _, row := range t.Rows {
+				all = append(all, row.Tests...)
+			}
+			s.Notes = append(s.Notes, familyNote(all, r.Alpha, "this subtree (its rows shown and left out)"))
+		}
 	}
 	return s
 }

@@ -174,11 +174,16 @@ type Relative struct {
 
 // Test is the outcome of diff.Compare between the base's repeats and a
 // version's: Significant is false when the difference is within noise.
+// The tests a table shows are judged together (diff.Family): Family is how
+// many, Level the level this one was judged at (the report's Alpha divided
+// by up to Family).
 type Test struct {
 	WelchP          float64 `json:"welch_p"`
 	PermutationP    float64 `json:"permutation_p"`
 	MinPermutationP float64 `json:"min_permutation_p"`
 	Significant     bool    `json:"significant"`
+	Level           float64 `json:"level"`
+	Family          int     `json:"family"`
 }
 
 // Subtree is the breakdown of one root function across the versions of a
@@ -249,7 +254,28 @@ func figureOf(xs []float64) *Figure {
 }
 
 func testOf(s diff.Significance) *Test {
-	return &Test{WelchP: s.WelchP, PermutationP: s.PermutationP, MinPermutationP: s.MinPermutationP, Significant: s.Significant}
+	return &Test{WelchP: s.WelchP, PermutationP: s.PermutationP, MinPermutationP: s.MinPermutationP, Significant: s.Significant, Level: s.Level, Family: s.Family}
+}
+
+// family collects the tests one table shows, to be judged together
+// (diff.Family) once all are in.
+type family struct {
+	sigs []*diff.Significance
+	dsts []**Test
+}
+
+// add puts s in the family; judge sets *dst.
+func (f *family) add(dst **Test, s diff.Significance) {
+	f.sigs = append(f.sigs, &s)
+	f.dsts = append(f.dsts, dst)
+}
+
+// judge judges the family at alpha and sets every test.
+func (f *family) judge(alpha float64) {
+	diff.Family(f.sigs, alpha)
+	for i, s := range f.sigs {
+		*f.dsts[i] = testOf(*s)
+	}
 }
 
 // version returns the workload's cell of server, or nil.

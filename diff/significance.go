@@ -80,6 +80,12 @@ type Significance struct {
 	// value).
 	Alpha       float64
 	Significant bool
+	// Level is the level this comparison was judged at: Alpha alone, the
+	// family's cutoff when judged with others (Family, func).
+	Level float64
+	// Family is the number of comparisons judged together with this one
+	// (Family, func); 1 alone.
+	Family int
 }
 
 // Compare tests base against target at level alpha (DefaultAlpha when 0).
@@ -87,12 +93,51 @@ func Compare(base, target []float64, alpha float64) Significance {
 	if alpha <= 0 {
 		alpha = DefaultAlpha
 	}
-	s := Significance{Base: SampleOf(base), Target: SampleOf(target), Alpha: alpha}
+	s := Significance{Base: SampleOf(base), Target: SampleOf(target), Alpha: alpha, Level: alpha, Family: 1}
 	s.WelchP = welchP(s.Base, s.Target)
 	s.PermutationP, s.MinPermutationP = permutationP(base, target)
-	permLevel := math.Max(alpha, s.MinPermutationP)
-	s.Significant = len(base) >= 2 && len(target) >= 2 && s.WelchP < alpha && s.PermutationP <= permLevel
+	s.Significant = s.at(alpha)
 	return s
+}
+
+// at applies Compare's rule at level: Welch's p below it, and the
+// permutation p at most it or, when so few repeats cannot go that low, at
+// its floor.
+func (s Significance) at(level float64) bool {
+	return s.Base.N >= 2 && s.Target.N >= 2 && s.WelchP < level && s.PermutationP <= math.Max(level, s.MinPermutationP)
+}
+
+// Family judges a family of comparisons together (the Benjamini-Hochberg
+// procedure), where Compare's level holds for each alone: a report of 40
+// subtree rows at 0.05 each flags about two of them when nothing differs.
+// When nothing differs, the chance that Family calls any comparison of the
+// family significant stays at most alpha (DefaultAlpha when 0), however
+// many it holds; when some differ, at most a fraction alpha of those it
+// calls significant are expected not to. Ordered by Welch's p, the cutoff
+// is k*alpha/m for the largest k whose k-th smallest p (from 1) of m is
+// below k*alpha/m (none: alpha/m); the comparisons up to k are significant
+// when their permutation p is also at most the cutoff, or at its floor when
+// so few repeats cannot go that low (Compare's rule at the cutoff). Family
+// sets every comparison's Level (the cutoff), Family and Significant.
+func Family(family []*Significance, alpha float64) {
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	m := len(family)
+	order := make([]*Significance, m)
+	copy(order, family)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].WelchP < order[j].WelchP })
+	k := 0
+	for i, s := range order {
+		if s.WelchP < float64(i+1)*alpha/float64(m) {
+			k = i + 1
+		}
+	}
+	cutoff := float64(max(k, 1)) * alpha / float64(m)
+	for i, s := range order {
+		s.Alpha, s.Family, s.Level = alpha, m, cutoff
+		s.Significant = i < k && s.at(cutoff)
+	}
 }
 
 // welchP is the two-sided p-value of Welch's t-test.

@@ -2,6 +2,8 @@ package diff
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -89,5 +91,94 @@ func TestSampleOf(t *testing.T) {
 	}
 	if z := SampleOf(nil); z != (Sample{}) {
 		t.Errorf("SampleOf(nil) = %+v, want zero", z)
+	}
+}
+
+func TestFamily(t *testing.T) {
+	five := Sample{N: 5}
+	sig := func(welch, perm float64) *Significance {
+		return &Significance{Base: five, Target: five, WelchP: welch, PermutationP: perm, MinPermutationP: 0.0079}
+	}
+	judged := func(fam []*Significance) []bool {
+		var out []bool
+		for _, s := range fam {
+			out = append(out, s.Significant)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name   string
+		fam    []*Significance
+		want   []bool
+		cutoff float64
+	}{
+		// m = 5 at 0.05: the 3rd smallest p (0.029) is below 3*0.01, the
+		// 4th (0.045) not below 0.04 nor the 5th below 0.05.
+		{"textbook", []*Significance{sig(0.01, 0.008), sig(0.045, 0.008), sig(0.029, 0.008), sig(0.005, 0.008), sig(0.2, 0.008)},
+			[]bool{true, false, true, true, false}, 0.03},
+		// Step-up: no p is below its own rank's level but the largest,
+		// which takes the smaller ones with it.
+		{"step up", []*Significance{sig(0.03, 0.008), sig(0.035, 0.008), sig(0.04, 0.008)}, []bool{true, true, true}, 0.05},
+		// Within the cutoff, a permutation p above it keeps a comparison
+		// out; the other one stays.
+		{"permutation", []*Significance{sig(0.001, 0.5), sig(0.002, 0.008)}, []bool{false, true}, 0.05},
+		{"none", []*Significance{sig(0.3, 0.008), sig(0.6, 0.008)}, []bool{false, false}, 0.025},
+	} {
+		Family(tt.fam, 0.05)
+		if got := judged(tt.fam); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: significant %v, want %v", tt.name, got, tt.want)
+		}
+		for _, s := range tt.fam {
+			if math.Abs(s.Level-tt.cutoff) > 1e-12 || s.Family != len(tt.fam) || s.Alpha != 0.05 {
+				t.Errorf("%s: level %g of %d at %g, want %g of %d at 0.05", tt.name, s.Level, s.Family, s.Alpha, tt.cutoff, len(tt.fam))
+			}
+		}
+	}
+	// A family of one is Compare's own judgement.
+	one := Compare([]float64{1, 2, 3, 4}, []float64{11, 12, 13, 14}, 0.05)
+	alone := one
+	Family([]*Significance{&one}, 0.05)
+	if one.Significant != alone.Significant || !one.Significant || one.Level != 0.05 || one.Family != 1 {
+		t.Errorf("family of one: %+v, want %+v", one, alone)
+	}
+}
+
+// TestFamilyAA simulates A/A reports: families of 30 comparisons of normal
+// noise, 4 repeats a side. Judged alone at 0.05, most families hold a
+// false alarm; judged as a family, at most about 5% do.
+func TestFamilyAA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const families, size = 400, 30
+	alone, together := 0, 0
+	for range families {
+		fam := make([]*Significance, size)
+		anyAlone := false
+		for i := range fam {
+			a, b := make([]float64, 4), make([]float64, 4)
+			for j := range a {
+				a[j], b[j] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			s := Compare(a, b, 0.05)
+			anyAlone = anyAlone || s.Significant
+			fam[i] = &s
+		}
+		Family(fam, 0.05)
+		anyFam := false
+		for _, s := range fam {
+			anyFam = anyFam || s.Significant
+		}
+		if anyAlone {
+			alone++
+		}
+		if anyFam {
+			together++
+		}
+	}
+	t.Logf("families with a false alarm: %d of %d alone, %d of %d judged as a family", alone, families, together, families)
+	if float64(alone)/families < 0.3 {
+		t.Errorf("alone, %d of %d families had a false alarm; want many (the simulation is too weak to show anything)", alone, families)
+	}
+	if float64(together)/families > 0.08 {
+		t.Errorf("judged as a family, %d of %d families had a false alarm; want at most about 5%%", together, families)
 	}
 }
