@@ -317,6 +317,32 @@ func TestRepeats(t *testing.T) {
 	} else {
 		t.Fatalf("fixture: root share ranges overlap: 10.11 %v, 11.8 %v", bs.Values, ts.Values)
 	}
+	// The attribution's parts: each subsystem's µs/op in every repeat,
+	// judged as one family. Against the copy nothing differs; every part
+	// of 11.8's that the fixture moves has three values a side whose
+	// repeat-by-repeat changes bracket nothing of the other sign.
+	if len(w.Comparisons) != 2 {
+		t.Fatalf("%d comparisons, want 2", len(w.Comparisons))
+	}
+	for _, c := range w.Comparisons {
+		for _, p := range c.Attribution.Parts {
+			if p.Base == nil || p.Target == nil || len(p.Base.Values) != 3 || len(p.Target.Values) != 3 || len(p.RoundDeltas) != 3 || p.Test == nil {
+				t.Errorf("%s part %s: base %v, target %v, round deltas %v, test %v; want 3 repeats a side, 3 deltas and a test", c.Server, p.Subsystem, p.Base, p.Target, p.RoundDeltas, p.Test)
+				continue
+			}
+			if p.Test.Family < len(c.Attribution.Parts) {
+				t.Errorf("%s part %s: judged in a family of %d, want at least the %d parts", c.Server, p.Subsystem, p.Test.Family, len(c.Attribution.Parts))
+			}
+			for k, d := range p.RoundDeltas {
+				if want := p.Target.Values[k] - p.Base.Values[k]; d != want {
+					t.Errorf("%s part %s: round %d delta %v, want %v", c.Server, p.Subsystem, k+1, d, want)
+				}
+			}
+			if c.Server == "10.11-copy" && (p.Test.Significant || p.DeltaMicrosPerOp != 0 || slices.ContainsFunc(p.RoundDeltas, func(d float64) bool { return d != 0 })) {
+				t.Errorf("copy part %s: Δ %v, round deltas %v, test %+v; want 0 and within noise", p.Subsystem, p.DeltaMicrosPerOp, p.RoundDeltas, p.Test)
+			}
+		}
+	}
 	md := markdown(t, r)
 	golden(t, "repeats.md", []byte(md))
 	for _, want := range []string{

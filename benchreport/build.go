@@ -572,7 +572,7 @@ func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, root
 	if !hasBase {
 		return nil
 	}
-	return computeComparisons(rep, w, present, m)
+	return computeComparisons(rep, w, present, m, runsOf)
 }
 
 // mergeRuns merges a cell's repeats into one profile whose CPU per
@@ -790,7 +790,7 @@ func (t *Subtree) sentence(c, width int) string {
 // computeComparisons compares the merged profile of the base with each
 // other version: attribution of the change in CPU per op, and the functions
 // whose self CPU per op changed most.
-func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap.Map) error {
+func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap.Map, runsOf map[string][]*loaded) error {
 	var targets []*fold.Profile
 	var labels = []string{rep.Base}
 	for _, srv := range present {
@@ -810,6 +810,20 @@ func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap
 	if err != nil {
 		return fmt.Errorf("benchmark report: %s: %w", w.Name, err)
 	}
+	// Each subsystem's µs/op in every profiled repeat, by server.
+	perRepeat := map[string]map[string][]float64{}
+	if m.HasSubsystems() && rep.Repeats > 1 {
+		for _, srv := range present {
+			perRepeat[srv] = map[string][]float64{}
+			for _, l := range runsOf[srv] {
+				for _, sh := range diff.Subsystems(l.p, m.Subsystem, m.Subsystems()) {
+					perRepeat[srv][sh.Name] = append(perRepeat[srv][sh.Name], sh.MicrosPerOp)
+				}
+			}
+		}
+	}
+	var parts family
+	defer func() { parts.judge(rep.Alpha) }()
 	for ti := range targets {
 		c := &Comparison{
 			Server:            labels[ti+1],
@@ -823,6 +837,20 @@ func computeComparisons(rep *Report, w *Workload, present []string, m *symbolmap
 			at := &Attribution{DeltaMicrosPerOp: a.Delta, Sentence: a.Sentence(), Parts: []Part{}}
 			for _, p := range a.Parts {
 				at.Parts = append(at.Parts, Part{Subsystem: p.Subsystem, DeltaMicrosPerOp: p.Delta})
+			}
+			for i := range at.Parts {
+				p := &at.Parts[i]
+				b, t := perRepeat[rep.Base][p.Subsystem], perRepeat[labels[ti+1]][p.Subsystem]
+				if len(b) < 2 || len(t) < 2 {
+					continue
+				}
+				p.Base, p.Target = figureOf(b), figureOf(t)
+				if len(b) == len(t) {
+					for k := range b {
+						p.RoundDeltas = append(p.RoundDeltas, t[k]-b[k])
+					}
+				}
+				parts.add(&p.Test, diff.Compare(b, t, rep.Alpha))
 			}
 			c.Attribution = at
 		}

@@ -462,6 +462,7 @@ func (r *Report) attributionSection(w *Workload) report.Section {
 	for _, c := range w.Comparisons {
 		s.Columns = append(s.Columns, report.NumColumn("Δµs/op "+c.Server+w.flag(c.Server)))
 	}
+	var tests []*Test
 	total := []report.Cell{txt("total")}
 	for _, c := range w.Comparisons {
 		total = append(total, txt(report.Signed(c.Attribution.DeltaMicrosPerOp)))
@@ -471,14 +472,21 @@ func (r *Report) attributionSection(w *Workload) report.Section {
 		row := []report.Cell{txt(name)}
 		nonzero := false
 		for _, c := range w.Comparisons {
-			d := 0.0
+			cell := report.Signed(0)
 			for _, p := range c.Attribution.Parts {
-				if p.Subsystem == name {
-					d = p.DeltaMicrosPerOp
+				if p.Subsystem != name {
+					continue
+				}
+				nonzero = nonzero || math.Round(p.DeltaMicrosPerOp*100) != 0
+				cell = marked(report.Signed(p.DeltaMicrosPerOp), p.Test)
+				if len(p.RoundDeltas) > 0 {
+					cell += " (" + report.Signed(slices.Min(p.RoundDeltas)) + " to " + report.Signed(slices.Max(p.RoundDeltas)) + ")"
+				}
+				if p.Test != nil {
+					tests = append(tests, p.Test)
 				}
 			}
-			nonzero = nonzero || math.Round(d*100) != 0
-			row = append(row, txt(report.Signed(d)))
+			row = append(row, txt(cell))
 		}
 		if nonzero {
 			s.Rows = append(s.Rows, row)
@@ -489,6 +497,9 @@ func (r *Report) attributionSection(w *Workload) report.Section {
 	}
 	if r.Repeats > 1 {
 		s.Notes = append(s.Notes, "Split by the subsystem shares of the repeats merged, scaled to the median cpu/o of the profiled windows.")
+	}
+	if len(tests) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("(a to b): the lowest and highest change repeat by repeat (the version's repeat k against the base's repeat k, each the subsystem's share of that repeat's profile times its cpu/o). %s: within noise, the subsystem's µs/op over the repeats of the two versions compared.", noise)+" "+familyNote(tests, r.Alpha, "this table"))
 	}
 	if r.FiguresWindow != fold.WindowProfiled {
 		s.Notes = append(s.Notes, "These cpu/o are the profiled windows' own (the CPU and operations of the windows the stacks were sampled in), so they include the sampler's cost; the throughput and cost table has the unprofiled cpu/o.")

@@ -234,10 +234,19 @@ type Attribution struct {
 	Sentence         string  `json:"sentence"`
 }
 
-// Part is one subsystem's share of an Attribution.
+// Part is one subsystem's share of an Attribution. With repeats, Base and
+// Target are the subsystem's µs/op in each profiled repeat of the two
+// versions (its share of the repeat's profile times the repeat's own
+// cpu/o), RoundDeltas the differences repeat by repeat (target − base, in
+// repeat order, when both have as many), and Test compares Base with
+// Target; the parts of every comparison of a workload are judged together.
 type Part struct {
-	Subsystem        string  `json:"subsystem"`
-	DeltaMicrosPerOp float64 `json:"delta_us_per_op"`
+	Subsystem        string    `json:"subsystem"`
+	DeltaMicrosPerOp float64   `json:"delta_us_per_op"`
+	Base             *Figure   `json:"base_us_per_op,omitempty"`
+	Target           *Figure   `json:"target_us_per_op,omitempty"`
+	RoundDeltas      []float64 `json:"round_deltas,omitempty"`
+	Test             *Test     `json:"test,omitempty"`
 }
 
 // FunctionDelta is the change of one function's self CPU per operation.

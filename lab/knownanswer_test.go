@@ -132,10 +132,10 @@ func (v *kaVerdict) Subsystem(name string) kaSubsystem {
 // (lab.WriteReport, with the project's MariaDB symbol map) and returns
 // what the tests judge. It is the one place the known-answer tests read
 // the report. The subsystems' µs/op per repeat are computed here from each
-// repeat's run directory, as the report computes the attribution of the
-// merged repeats (the map's subsystems times the run's cpu/o): the report
-// tests the change of cpu/o over the repeats but not each subsystem's.
-// It also checks the report's rQPS against the run directories' run.json.
+// repeat's run directory (the map's subsystems times the run's cpu/o) and
+// checked against the report's attribution parts, which carry the same
+// repeats. It also checks the report's rQPS against the run directories'
+// run.json.
 func readKnownAnswer(t *testing.T, m *kaMatrix) *kaVerdict {
 	t.Helper()
 	sm, _, err := symbolmap.Load(filepath.Join("..", "examples", "symbolmaps", "mariadb.yaml"))
@@ -225,6 +225,15 @@ func readKnownAnswer(t *testing.T, m *kaMatrix) *kaVerdict {
 			continue // a subsystem found in one version only: the attribution has it
 		}
 		v.Subsystems = append(v.Subsystems, kaSubsystem{Name: n, Base: b, Target: tg, Test: diff.Compare(b, tg, rep.Alpha)})
+		// The report's attribution holds the same repeats.
+		for _, p := range v.Attribution.Parts {
+			if p.Subsystem != n {
+				continue
+			}
+			if p.Base == nil || p.Target == nil || !slices.EqualFunc(p.Base.Values, b, approx) || !slices.EqualFunc(p.Target.Values, tg, approx) {
+				t.Errorf("attribution part %s: the report's repeats %v → %v, recomputed from the run directories %v → %v", n, p.Base, p.Target, b, tg)
+			}
+		}
 	}
 	logVerdict(t, v)
 	return v
@@ -390,6 +399,12 @@ workloads:
 	if !commit.Test.Significant || commit.Delta() <= 0 {
 		t.Errorf("planted: commit µs/op %v → %v (Welch p %.4f); want a significant rise", commit.Base, commit.Target, commit.Test.WelchP)
 	}
+	// The report marks it so, its parts judged as one family.
+	for _, p := range v.Attribution.Parts {
+		if p.Subsystem == "commit" && (p.Test == nil || !p.Test.Significant) {
+			t.Errorf("planted: the report's commit part %+.2f µs/op, test %+v; want significant", p.DeltaMicrosPerOp, p.Test)
+		}
+	}
 	total, part := v.Attribution.DeltaMicrosPerOp, v.Part("commit")
 	if total <= 0 || part < total/2 {
 		t.Errorf("planted: commit has %+.2f of the %+.2f µs/op change (%s); want most of a rise", part, total, v.Attribution.Sentence)
@@ -400,6 +415,9 @@ workloads:
 		}
 	}
 }
+
+// approx says two figures computed along different paths are equal.
+func approx(a, b float64) bool { return closeTo(a, b, 1e-9) }
 
 func closeTo(a, b, tol float64) bool {
 	if b == 0 {
