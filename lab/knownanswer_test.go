@@ -183,6 +183,17 @@ func readKnownAnswer(t *testing.T, m *kaMatrix) *kaVerdict {
 		}
 		return diff.SampleOf(qps).Median
 	}
+	// The placement held in every window of every repeat: the server's
+	// threads and sysbench pinned to one CPU (the default) and found there
+	// at the window's end.
+	for _, ver := range []*benchreport.Version{v.Base, v.Target} {
+		for _, d := range append(slices.Clone(ver.Dirs), ver.MeasureDirs...) {
+			meta, _ := recordtest.ReadRun(t, d)
+			if p := meta.Placement; p == nil || p.Asked != DefaultPlacement || p.ServerCPUs == "" || p.ClientCPUs != p.ServerCPUs || len(p.Mismatched) > 0 {
+				t.Errorf("%s: run.json placement %+v; want %s, held", d, p, DefaultPlacement)
+			}
+		}
+	}
 	want := medianQPS(v.Target) / medianQPS(v.Base)
 	if v.Target.RQPS == nil || !closeTo(*v.Target.RQPS, want, 1e-9) {
 		t.Errorf("rQPS of %s = %v, want %.4f from run.json", v.Target.Server, v.Target.RQPS, want)
