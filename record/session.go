@@ -266,8 +266,12 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		// A sampler slow to start (a loaded machine) shortens the window
 		// rather than pushing it past the workload's end.
 		if win.length = win.deadline.Sub(win.start); win.length <= 0 {
-			return r.fail("", fmt.Errorf("record: the sampler took until %s after the workload started, past its end less the %s margin: no window is left",
-				win.start.Sub(r.runStart).Round(100*time.Millisecond), c.Margin))
+			who := "starting the sampler and reading the window's first figures"
+			if r.sampler == nil {
+				who = "reading the window's first figures (/proc, the server's counters)"
+			}
+			return r.fail("", fmt.Errorf("record: %s took until %s after the workload started (warmup %s), past its end less the %s margin: no window is left; the machine is overloaded, or give the workload more time",
+				who, win.start.Sub(r.runStart).Round(100*time.Millisecond), c.Warmup, c.Margin))
 		}
 	}
 	r.meta.StartTime = win.start.UTC().Format(time.RFC3339Nano)
