@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -53,5 +54,56 @@ func formatSysbench(r *SysbenchReport) []byte {
 		b.WriteString("         percentile stats:               disabled\n")
 	}
 	fmt.Fprintf(&b, "         sum: %s\n", g(r.LatencySumMs))
+	return b.Bytes()
+}
+
+func FuzzParseSuperSmack(f *testing.F) {
+	fuzzseed.AddFiles(f, "testdata/supersmack/*.supersmack")
+	f.Add([]byte("Query Barrel Report for client c\nQuery_type\tnum_queries\tmax_time\tmin_time\tq_per_s\na b\t1\t2\t3\tn/a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep, err := ParseSuperSmack(bytes.NewReader(data))
+		if (rep == nil) == (err == nil) {
+			t.Fatalf("ParseSuperSmack(%q) = %+v, %v: want a report or an error", data, rep, err)
+		}
+		if err != nil {
+			return
+		}
+		if len(rep.Barrels) == 0 {
+			t.Fatalf("ParseSuperSmack(%q): a report without barrels", data)
+		}
+		for _, b := range rep.Barrels {
+			for _, q := range b.Queries {
+				if q.Type == "" || q.Count < 0 || q.QPS < 0 || q.QPS != q.QPS || (q.NoRate && q.QPS != 0) {
+					t.Fatalf("ParseSuperSmack(%q): row %+v out of range", data, q)
+				}
+			}
+		}
+		text := formatSuperSmack(rep)
+		rep2, err := ParseSuperSmack(bytes.NewReader(text))
+		if err != nil || !reflect.DeepEqual(rep2, rep) {
+			t.Fatalf("round trip:\n%s\n= %+v, %v\nwant %+v", text, rep2, err, rep)
+		}
+	})
+}
+
+// formatSuperSmack writes a report as super-smack prints it, with exact
+// rates.
+func formatSuperSmack(r *SuperSmackReport) []byte {
+	var b bytes.Buffer
+	for _, br := range r.Barrels {
+		fmt.Fprintf(&b, "Query Barrel Report for client %s\n", br.Client)
+		if c := br.Connect; c != nil {
+			fmt.Fprintf(&b, "connect: max=%dms  min=%dms avg= %dms from %d clients \n", c.MaxMs, c.MinMs, c.AvgMs, c.Clients)
+		}
+		b.WriteString("Query_type\tnum_queries\tmax_time\tmin_time\tq_per_s\n")
+		for _, q := range br.Queries {
+			rate := strconv.FormatFloat(q.QPS, 'g', -1, 64)
+			if q.NoRate {
+				rate = "n/a"
+			}
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%s\n", q.Type, q.Count, q.MaxMs, q.MinMs, rate)
+		}
+		b.WriteString("\n")
+	}
 	return b.Bytes()
 }
