@@ -23,6 +23,13 @@
 //  4. rename: frames 1.. are renamed by the first matching rule, in file
 //     order; a renamed name is not renamed again.
 //
+// Elide and rename rules may also require a call context: caller and
+// callee conditions, looked for among the named frames of the same stack
+// (normalised names, unresolved frames skipped and not counted; depth 1
+// by default, the direct caller or callee). Map.Apply and Resolver.Stack
+// decide them per stack; Resolver.Frame, which sees one frame, takes them
+// as not holding. docs/symbolmap.md has the exact semantics.
+//
 // Rules may be limited to profiles whose label (fold.Profile.Label, usually
 // the server version) matches a glob. Subsystems and thread roots are
 // matched on the mapped (canonical) names.

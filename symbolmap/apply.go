@@ -27,9 +27,12 @@ func (m *Map) active(label string) active {
 
 // resolved is what the map makes of one distinct name.
 type resolved struct {
-	name string
-	keep bool
-	rule string // "" when the name is unchanged
+	name  string
+	keep  bool
+	rule  string // "" when the name is unchanged
+	norm  string // the normalised name, which context conditions look at
+	unres bool   // norm is an unresolved frame (IsUnresolvedFrame)
+	ctx   bool   // a rule with a context condition matches norm: Stack decides
 	// For the stack-level glibc_cancel pass, of the normalised name:
 	rank int8 // cancelRank, or -1 (frame 0, switch off)
 	wrap int8 // wrapKind
@@ -49,6 +52,7 @@ type Resolver struct {
 	frames map[string]resolved
 	vs     []resolved // one stack's frames, reused
 	drop   []bool     // what Dropped returns, reused
+	out    []MappedFrame
 }
 
 // Resolver returns a Resolver for profiles labelled label: the rules
@@ -60,10 +64,40 @@ func (m *Map) Resolver(label string) *Resolver {
 // Frame returns what the map makes of frame i of a stack (0 is the thread
 // name) named name: the mapped name, and keep false when the frame is
 // elided. It maps the frame alone: the stack-level glibc_cancel
-// normalisation is Dropped's.
+// normalisation is Dropped's, and rules with a caller or callee condition
+// are taken as not holding (Stack applies them).
 func (r *Resolver) Frame(i int, name string) (mapped string, keep bool) {
 	v := r.resolve(i, name)
 	return v.name, v.keep
+}
+
+// MappedFrame is what the map makes of one frame of a stack.
+type MappedFrame struct {
+	Name string // the mapped name ("" when not kept)
+	Keep bool   // false: elided, or dropped by glibc_cancel
+	Rule string // the rules that changed it, as --explain says them; "" none
+}
+
+// Stack maps one whole stack (frames[0] the thread name, leaf last) as
+// Apply does: every frame through normalize, comm, elide and rename, the
+// rules with a caller or callee condition decided by the frames around it,
+// then the stack-level glibc_cancel pass. The slice is reused by the next
+// call.
+func (r *Resolver) Stack(frames []string) []MappedFrame {
+	vs := r.resolveStack(frames)
+	drop := r.drops(vs)
+	r.out = r.out[:0]
+	for i, v := range vs {
+		if drop != nil && drop[i] {
+			v = resolved{keep: false, rule: cancelRule}
+		}
+		name := v.name
+		if !v.keep {
+			name = ""
+		}
+		r.out = append(r.out, MappedFrame{Name: name, Keep: v.keep, Rule: v.rule})
+	}
+	return r.out
 }
 
 // Dropped reports which frames of one stack (frames[0] the thread name,
@@ -76,13 +110,71 @@ func (r *Resolver) Dropped(frames []string) []bool {
 	return r.drops(r.resolveStack(frames))
 }
 
-// resolveStack resolves every frame of a stack into r.vs.
+// resolveStack resolves every frame of a stack into r.vs, the rules with
+// context conditions included.
 func (r *Resolver) resolveStack(frames []string) []resolved {
 	r.vs = r.vs[:0]
+	ctx := false
 	for i, name := range frames {
-		r.vs = append(r.vs, r.resolve(i, name))
+		v := r.resolve(i, name)
+		ctx = ctx || v.ctx
+		r.vs = append(r.vs, v)
+	}
+	if ctx {
+		for i, v := range r.vs {
+			if v.ctx {
+				r.vs[i] = r.resolveContext(r.vs, i, frames[i])
+			}
+		}
 	}
 	return r.vs
+}
+
+// resolveContext maps frame i of a stack whose name some context rule
+// matches: the rules in order, each with context conditions checked
+// against the stack's normalised frames (vs), the first matching rule
+// whose conditions hold winning. Only norm and unres of the other frames
+// are read, which this does not change.
+func (r *Resolver) resolveContext(vs []resolved, i int, orig string) resolved {
+	v := vs[i]
+	name := v.norm
+	var steps []string
+	if name != orig {
+		steps = append(steps, "normalize")
+	}
+	desc := func(ru *rule, why string) string {
+		d := ru.describe(r.m.file)
+		if why != "" {
+			d += " when " + why
+		}
+		return d
+	}
+	for _, ru := range r.a.elide {
+		if _, ok := ru.m.match(name); !ok {
+			continue
+		}
+		if why, ok := ru.holds(vs, i); ok {
+			v.name, v.keep, v.rule = "", false, strings.Join(append(steps, desc(ru, why)), " + ")
+			return v
+		}
+	}
+	for _, ru := range r.a.rename {
+		pt, ok := ru.m.match(name)
+		if !ok {
+			continue
+		}
+		why, ok := ru.holds(vs, i)
+		if !ok {
+			continue
+		}
+		if to := expand(ru, pt, name); to != name {
+			name = to
+			steps = append(steps, desc(ru, why))
+		}
+		break
+	}
+	v.name, v.keep, v.rule = name, true, strings.Join(steps, " + ")
+	return v
 }
 
 // drops runs the stack-level pass on a resolved stack: nil when it drops
@@ -137,10 +229,10 @@ func (r *Resolver) resolveComm(name string) resolved {
 			if to == name {
 				break
 			}
-			return resolved{name: to, keep: true, rule: ru.describe(r.m.file), rank: -1}
+			return resolved{name: to, keep: true, rule: ru.describe(r.m.file), rank: -1, norm: name}
 		}
 	}
-	return resolved{name: name, keep: true, rank: -1}
+	return resolved{name: name, keep: true, rank: -1, norm: name}
 }
 
 func (r *Resolver) resolveFrame(orig string) resolved {
@@ -154,13 +246,26 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 		rank = cancelRank(name)
 	}
 	wrap := wrapKind(name)
+	norm, unres := name, IsUnresolvedFrame(name)
+	// Rules with context conditions are skipped here (the result is what
+	// the frame becomes when none of their conditions holds) and mark the
+	// name for resolveContext.
+	ctx := false
 	for _, ru := range r.a.elide {
 		if _, ok := ru.m.match(name); ok {
-			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + "), rank: rank, wrap: wrap}
+			if ru.hasContext() {
+				ctx = true
+				continue
+			}
+			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx}
 		}
 	}
 	for _, ru := range r.a.rename {
 		if pt, ok := ru.m.match(name); ok {
+			if ru.hasContext() {
+				ctx = true
+				continue
+			}
 			if to := expand(ru, pt, name); to != name {
 				name = to
 				steps = append(steps, ru.describe(r.m.file))
@@ -168,7 +273,7 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 			break
 		}
 	}
-	return resolved{name: name, keep: true, rule: strings.Join(steps, " + "), rank: rank, wrap: wrap}
+	return resolved{name: name, keep: true, rule: strings.Join(steps, " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx}
 }
 
 // expand returns the rule's target for name matched by pt: "to" with $1..

@@ -12,7 +12,8 @@ import (
 // Each pattern is tried against the names the step it belongs to sees:
 // comm patterns against the thread names (frame 0), elide patterns against
 // the normalised frames, rename patterns against the normalised frames
-// that survive elision, subsystem and thread-root patterns against the
+// that survive elision (an elide rule with a caller or callee condition
+// lets its names through), subsystem and thread-root patterns against the
 // mapped frames. A rule limited by labels that p's label does not match is
 // reported once as not applicable instead, as it is not meant to match.
 // The map built by Default yields no diagnostics.
@@ -38,6 +39,9 @@ func (m *Map) Check(p *fold.Profile) []Diagnostic {
 	for n := range normalized {
 		elided := false
 		for _, r := range a.elide {
+			if r.hasContext() {
+				continue // elides in some stacks only: the rest reach rename
+			}
 			if _, ok := r.m.match(n); ok {
 				elided = true
 				break

@@ -27,6 +27,8 @@ type rule struct {
 	to        string // comm and rename; may hold $1.. for re patterns
 	m         matcher
 	labels    []*pattern // nil: every profile
+	caller    *context   // nil: any caller
+	callee    *context   // nil: any callees
 	line, col int        // position of the rule (its first key)
 	toLine    int
 	toCol     int
@@ -38,6 +40,21 @@ func (r *rule) describe(file string) string {
 		return fmt.Sprintf("elide (%s:%d)", file, r.line)
 	}
 	return fmt.Sprintf("%s -> %q (%s:%d)", r.kind, r.to, file, r.line)
+}
+
+// hasContext reports whether the rule looks at the frames around the one
+// it matches.
+func (r *rule) hasContext() bool { return r.caller != nil || r.callee != nil }
+
+// contextText is the rule's caller and callee conditions, "" when none.
+func (r *rule) contextText() string {
+	var s []string
+	for _, c := range []*context{r.caller, r.callee} {
+		if c != nil {
+			s = append(s, c.String())
+		}
+	}
+	return strings.Join(s, " and ")
 }
 
 func (r *rule) labelsText() string {
@@ -330,8 +347,44 @@ func (p *parser) stringList(n *yaml.Node, where string) []*yaml.Node {
 
 var ruleKeys = map[string][]string{
 	"comm":   {"to", "from", "glob", "re", "labels"},
-	"elide":  {"from", "glob", "re", "labels"},
-	"rename": {"to", "from", "glob", "re", "labels"},
+	"elide":  {"from", "glob", "re", "labels", "caller", "callee"},
+	"rename": {"to", "from", "glob", "re", "labels", "caller", "callee"},
+}
+
+var contextKeys = []string{"from", "glob", "re", "depth"}
+
+// context reads a caller or callee condition: a mapping of from, glob, re
+// and depth (a positive integer or "any"; 1 when absent).
+func (p *parser) context(n *yaml.Node, where string) (*context, bool) {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, fmt.Sprintf("write e.g. %s: {glob: [\"Sql_cmd_update::*\"], depth: 2}", lastPart(where)), "%s must be a mapping (from, glob, re, depth), found %s", where, kindName(n))
+		return nil, false
+	}
+	keys := p.mapping(n, contextKeys, where)
+	c := &context{depth: 1, line: n.Line, col: n.Column}
+	ok := true
+	if d, has := keys["depth"]; has {
+		v, err := strconv.Atoi(d.Value)
+		switch {
+		case d.Kind == yaml.ScalarNode && d.Value == "any":
+			c.depth = 0
+		case d.Kind != yaml.ScalarNode || err != nil || v < 1:
+			p.errorf(d, "write a number of named frames (1: the nearest) or any", "%s.depth must be a positive integer or \"any\", found %s", where, kindName(d))
+			ok = false
+		default:
+			c.depth = v
+		}
+	}
+	before := len(p.diags)
+	p.patterns(keys, &c.m, where)
+	for _, d := range p.diags[before:] {
+		ok = ok && d.Severity != Error
+	}
+	if _, hasAny := firstKey(keys, "from", "glob", "re"); !hasAny {
+		p.errorf(n, "give the names to look for in from:, glob: or re:", "%s has no from, glob or re: it would match no frame", where)
+		ok = false
+	}
+	return c, ok
 }
 
 var dollarRef = regexp.MustCompile(`\$(\{[^}]*\}|[A-Za-z0-9_]+)`)
@@ -395,6 +448,23 @@ func (p *parser) rules(n *yaml.Node, kind string) []*rule {
 					continue
 				}
 				r.labels = append(r.labels, &pattern{kind: patGlob, text: s.Value, re: re, line: s.Line, col: s.Column})
+			}
+		}
+		for _, side := range []string{"caller", "callee"} {
+			cn, has := keys[side]
+			if !has {
+				continue
+			}
+			c, ok := p.context(cn, where+"."+side)
+			if !ok {
+				bad = true
+				continue
+			}
+			c.callee = side == "callee"
+			if c.callee {
+				r.callee = c
+			} else {
+				r.caller = c
 			}
 		}
 		if r.to != "" && !patErrs {
@@ -495,7 +565,7 @@ func (p *parser) crossChecks() {
 	// An exact name elided (without labels) never reaches rename.
 	elided := map[string]*pattern{}
 	for _, r := range p.m.elide {
-		if r.labels != nil {
+		if r.labels != nil || r.hasContext() {
 			continue
 		}
 		for _, pt := range r.m.pats {
@@ -515,7 +585,7 @@ func (p *parser) crossChecks() {
 			if e, ok := elided[pt.text]; ok {
 				p.add(Warning, pt.line, pt.col, fmt.Sprintf("elide runs before rename; remove one of them (elided on line %d)", e.line), "rename: %q is elided, so this rename never applies", pt.text)
 			}
-			if r.labels == nil {
+			if r.labels == nil && !r.hasContext() {
 				if prev, ok := claimed[pt.text]; ok {
 					p.add(Warning, pt.line, pt.col, fmt.Sprintf("the first matching rule wins; remove it here or there (line %d)", prev.line), "rename: %q is already renamed by an earlier rule", pt.text)
 				} else {
@@ -523,7 +593,7 @@ func (p *parser) crossChecks() {
 				}
 			}
 		}
-		k := key{r.to, r.labelsText()}
+		k := key{r.to, r.labelsText() + r.contextText()}
 		if strings.Contains(r.to, "$") {
 			continue
 		}

@@ -721,7 +721,7 @@ func TestConcurrentUse(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/bad/*.yaml")
-	files = append(files, "../examples/symbolmaps/mariadb.yaml", "../examples/symbolmaps/mysql.yaml")
+	files = append(files, "../examples/symbolmaps/mariadb.yaml", "../examples/symbolmaps/mysql.yaml", "testdata/context/map.yaml")
 	for _, fn := range files {
 		if data, err := os.ReadFile(fn); err == nil {
 			f.Add(data)
@@ -741,7 +741,8 @@ func FuzzParse(f *testing.F) {
 		}
 		if m != nil {
 			p := profile("11.8", "one_connection;a;b_impl;ab 1", "t;x.isra.0;c 2",
-				"t;f;__send;__syscall_cancel;__internal_syscall_cancel;__syscall_cancel_arch 3")
+				"t;f;__send;__syscall_cancel;__internal_syscall_cancel;__syscall_cancel_arch 3",
+				"t;Sql_cmd_dml::execute;[mariadbd];Sql_cmd_dml::prepare;Sql_cmd_update::prepare_inner 4")
 			mp, _ := m.Apply(p)
 			if mp.Total() != p.Total() {
 				t.Fatalf("Apply changed the total: %d, was %d", mp.Total(), p.Total())

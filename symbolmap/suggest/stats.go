@@ -52,13 +52,10 @@ func (g *suggester) load(m *symbolmap.Map, p *fold.Profile, root string) (sd *si
 	for _, s := range p.Stacks {
 		var fr []int32
 		hasRoot := root == ""
-		drop := r.Dropped(s.Frames) // glibc_cancel, as Apply does
+		mf := r.Stack(s.Frames) // context rules and glibc_cancel, as Apply does
 		for i, name := range s.Frames {
-			if i == 0 || drop != nil && drop[i] {
-				continue
-			}
-			mapped, keep := r.Frame(i, name)
-			if !keep || isUnresolved(mapped) {
+			mapped, keep := mf[i].Name, mf[i].Keep
+			if i == 0 || !keep || isUnresolved(mapped) {
 				continue
 			}
 			id := g.intern(mapped)
