@@ -10,6 +10,11 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// labelComment starts the comment that carries a profile's label in the
+// pprof files flamediff writes ("flamediff label: 10.11"); go tool pprof
+// shows it among the profile's comments.
+const labelComment = "flamediff label: "
+
 // threadLabels are the string labels taken, in this order, as a sample's
 // thread name when reading pprof written by other tools.
 var threadLabels = []string{"thread", "comm", "thread_name"}
@@ -19,7 +24,9 @@ var threadLabels = []string{"thread", "comm", "thread_name"}
 // included, root first; a "thread" (or "comm") label, when present, becomes
 // the first frame. The value is the sample type named "samples" when there
 // is one, else the profile's default (last) sample type. Values that add
-// up to more than an int64 holds are an error wrapping ErrOverflow.
+// up to more than an int64 holds are an error wrapping ErrOverflow. A
+// comment "flamediff label: LABEL" (as WritePprof writes it) becomes the
+// profile's label (Meta.Label).
 func ParsePprof(r io.Reader) (*Profile, error) {
 	pp, err := profile.Parse(r)
 	if err != nil {
@@ -103,12 +110,20 @@ func ParsePprof(r io.Reader) (*Profile, error) {
 	if p.Unit == UnitSamples {
 		p.Samples = p.Total()
 	}
+	for _, c := range pp.Comments {
+		if l, ok := strings.CutPrefix(c, labelComment); ok && strings.TrimSpace(l) != "" {
+			p.Meta = &Meta{Format: 1, Label: strings.TrimSpace(l)}
+			break
+		}
+	}
 	return p, nil
 }
 
 // WritePprof writes p as a gzipped pprof protobuf profile that `go tool
 // pprof` opens. Every frame, the thread name included, becomes a function
 // and a location, so that reading it back gives the same stacks. The sample
+// label, when it has one, is written as the comment "flamediff label:
+// LABEL", which ParsePprof reads back. The sample
 // type is ("samples", "count"), or ("cpu", "nanoseconds") for period-weighted
 // cpu-clock profiles, or ("period", "count") for other events.
 func WritePprof(w io.Writer, p *Profile) error {
@@ -120,6 +135,9 @@ func WritePprof(w io.Writer, p *Profile) error {
 		}
 	}
 	pp := &profile.Profile{SampleType: []*profile.ValueType{st}}
+	if l := p.Label(); l != "" {
+		pp.Comments = []string{labelComment + l}
+	}
 	if p.Meta != nil && p.Meta.FrequencyHz > 0 {
 		pp.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 		pp.Period = int64(1e9 / p.Meta.FrequencyHz)

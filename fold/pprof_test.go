@@ -212,3 +212,29 @@ func TestParsePprofErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPprofLabel checks that a profile's label survives WritePprof and
+// ParsePprof (as the comment "flamediff label: ..."), and that a pprof
+// without one gives no label.
+func TestPprofLabel(t *testing.T) {
+	for _, label := range []string{"11.8", ""} {
+		p := &Profile{Unit: UnitSamples, Stacks: []Stack{{Frames: []string{"t", "main"}, Value: 3}}}
+		if label != "" {
+			p.Meta = &Meta{Format: 1, Label: label}
+		}
+		var b bytes.Buffer
+		if err := WritePprof(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParsePprof(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Label() != label {
+			t.Errorf("ParsePprof(WritePprof(label %q)).Label() = %q", label, q.Label())
+		}
+		if label == "" && q.Meta != nil {
+			t.Errorf("ParsePprof of a pprof without label: Meta = %+v, want nil", q.Meta)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func TestReadSet(t *testing.T) {
 		{[]string{"a", "c.txt"}, []string{"v", "c.txt"}, []string{"v", "c.txt"}},
 		{[]string{"a"}, []string{"v"}, []string{"v"}},
 	} {
-		in, err := ReadSet(context.Background(), load, m, tc.args, fold.ParseOptions{})
+		in, err := ReadSet(context.Background(), load, m, tc.args, nil, fold.ParseOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,5 +216,39 @@ func TestCleanNames(t *testing.T) {
 	got := CleanNames(dirty)
 	if got.Stacks[0].Frames[1] != "f\uFFFD" || dirty.Stacks[0].Frames[1] != "f\xff" {
 		t.Errorf("CleanNames: %q (input now %q), want f\uFFFD and the input unchanged", got.Stacks[0].Frames[1], dirty.Stacks[0].Frames[1])
+	}
+}
+
+// TestReadSetLabels checks that --label's labels reach the map: a rule
+// limited to 11.* applies to the file labelled 11.8 only, and the profiles
+// the loader gave are left as they were.
+func TestReadSetLabels(t *testing.T) {
+	m := readTestMap(t, "version: 1\nrename:\n  - to: mysql_update\n    from: [Sql_cmd_dml::execute]\n    labels: ['11.*']\n")
+	base, target := folded("", "t;mysql_update 3"), folded("run", "t;Sql_cmd_dml::execute 2")
+	load := fakeLoad(map[string]*fold.Profile{"a.perf": base, "b.perf": target})
+	for _, tc := range []struct {
+		labels, want []string
+		mapped       string // target's frame 1
+	}{
+		{nil, []string{"a.perf", "run"}, "Sql_cmd_dml::execute"},
+		{[]string{"10.11", "11.8"}, []string{"10.11", "11.8"}, "mysql_update"},
+		{[]string{"10.11", ""}, []string{"10.11", "run"}, "Sql_cmd_dml::execute"}, // "" keeps run.json's
+	} {
+		in, err := ReadSet(context.Background(), load, m, []string{"a.perf", "b.perf"}, tc.labels, fold.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(in.Labels, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("ReadSet(labels %q): labels %q, want %q", tc.labels, in.Labels, tc.want)
+		}
+		if got := in.Profiles[1].Stacks[0].Frames[1]; got != tc.mapped {
+			t.Errorf("ReadSet(labels %q): target frame %q, want %q", tc.labels, got, tc.mapped)
+		}
+	}
+	if base.Label() != "" || target.Label() != "run" {
+		t.Errorf("the loaded profiles were changed: labels %q, %q", base.Label(), target.Label())
+	}
+	if _, err := ReadSet(context.Background(), load, m, []string{"a.perf", "b.perf"}, []string{"11.8"}, fold.ParseOptions{}); err == nil || !strings.Contains(err.Error(), "1 label for 2 profiles") {
+		t.Errorf("ReadSet with one label for two profiles = %v, want an error saying so", err)
 	}
 }

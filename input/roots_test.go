@@ -33,7 +33,7 @@ func TestResolveRoots(t *testing.T) {
 		"base":   folded("1", "t;main;f;x 3"),
 		"target": folded("2", "t;main;w;g;x 3"),
 	})
-	in, err := ReadSet(context.Background(), load, m, []string{"base", "target"}, fold.ParseOptions{})
+	in, err := ReadSet(context.Background(), load, m, []string{"base", "target"}, nil, fold.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package input
 
 import (
 	"context"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/flamediff/flamediff/diff"
@@ -25,11 +26,16 @@ type Set struct {
 	Labels []string
 }
 
-// ReadSet reads args in order (Read) and applies m to each (Apply). ctx
-// is checked before each argument.
-func ReadSet(ctx context.Context, load LoadFunc, m *symbolmap.Map, args []string, opts fold.ParseOptions) (*Set, error) {
+// ReadSet reads args in order (Read), gives them the labels given
+// (Relabel: nil or one per argument) and applies m to each (Apply), whose
+// label-limited rules see those labels. ctx is checked before each
+// argument.
+func ReadSet(ctx context.Context, load LoadFunc, m *symbolmap.Map, args, labels []string, opts fold.ParseOptions) (*Set, error) {
 	raw, err := Read(ctx, load, args, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := Relabel(raw, labels); err != nil {
 		return nil, err
 	}
 	s := &Set{Map: m, Args: args, Raw: raw}
@@ -40,6 +46,36 @@ func ReadSet(ctx context.Context, load LoadFunc, m *symbolmap.Map, args []string
 		s.Labels = append(s.Labels, Label(mp, args[i]))
 	}
 	return s, nil
+}
+
+// Relabel gives ps[i] the label labels[i], as --label gives them: the
+// label label-limited map rules select on and tables show. An empty label
+// keeps the profile's own (run.json's, or a pprof file's comment). labels
+// is nil or has one entry per profile; any other length is an error. The
+// profiles relabelled are replaced by shallow copies with their own
+// metadata: the ones given, and their metadata, are left as they are.
+func Relabel(ps []*fold.Profile, labels []string) error {
+	if labels == nil {
+		return nil
+	}
+	if len(labels) != len(ps) {
+		return fmt.Errorf("%s for %s: give one per profile, in the order of the profiles (an empty one keeps a profile's own)",
+			names.Plural(len(labels), "label"), names.Plural(len(ps), "profile"))
+	}
+	for i, l := range labels {
+		if l == "" {
+			continue
+		}
+		meta := fold.Meta{}
+		if ps[i].Meta != nil {
+			meta = *ps[i].Meta
+		}
+		meta.Label = l
+		q := *ps[i]
+		q.Meta = &meta
+		ps[i] = &q
+	}
+	return nil
 }
 
 // LabelBaseTarget tells a base and a target apart when their labels are

@@ -33,6 +33,7 @@ type resolved struct {
 	norm  string // the normalised name, which context conditions look at
 	unres bool   // norm is an unresolved frame (IsUnresolvedFrame)
 	ctx   bool   // a rule with a context condition matches norm: Stack decides
+	by    *rule  // the comm, elide or rename rule that changed it; nil none
 	// For the stack-level glibc_cancel pass, of the normalised name:
 	rank int8 // cancelRank, or -1 (frame 0, switch off)
 	wrap int8 // wrapKind
@@ -142,6 +143,7 @@ func (r *Resolver) resolveContext(vs []resolved, i int, orig string) resolved {
 	if name != orig {
 		steps = append(steps, "normalize")
 	}
+	var by *rule
 	desc := func(ru *rule, why string) string {
 		d := ru.describe(r.m.file)
 		if why != "" {
@@ -154,7 +156,7 @@ func (r *Resolver) resolveContext(vs []resolved, i int, orig string) resolved {
 			continue
 		}
 		if why, ok := ru.holds(vs, i); ok {
-			v.name, v.keep, v.rule = "", false, strings.Join(append(steps, desc(ru, why)), " + ")
+			v.name, v.keep, v.rule, v.by = "", false, strings.Join(append(steps, desc(ru, why)), " + "), ru
 			return v
 		}
 	}
@@ -170,10 +172,11 @@ func (r *Resolver) resolveContext(vs []resolved, i int, orig string) resolved {
 		if to := expand(ru, pt, name); to != name {
 			name = to
 			steps = append(steps, desc(ru, why))
+			by = ru
 		}
 		break
 	}
-	v.name, v.keep, v.rule = name, true, strings.Join(steps, " + ")
+	v.name, v.keep, v.rule, v.by = name, true, strings.Join(steps, " + "), by
 	return v
 }
 
@@ -229,7 +232,7 @@ func (r *Resolver) resolveComm(name string) resolved {
 			if to == name {
 				break
 			}
-			return resolved{name: to, keep: true, rule: ru.describe(r.m.file), rank: -1, norm: name}
+			return resolved{name: to, keep: true, rule: ru.describe(r.m.file), rank: -1, norm: name, by: ru}
 		}
 	}
 	return resolved{name: name, keep: true, rank: -1, norm: name}
@@ -251,13 +254,14 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 	// the frame becomes when none of their conditions holds) and mark the
 	// name for resolveContext.
 	ctx := false
+	var by *rule
 	for _, ru := range r.a.elide {
 		if _, ok := ru.m.match(name); ok {
 			if ru.hasContext() {
 				ctx = true
 				continue
 			}
-			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx}
+			return resolved{name: "", keep: false, rule: strings.Join(append(steps, ru.describe(r.m.file)), " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx, by: ru}
 		}
 	}
 	for _, ru := range r.a.rename {
@@ -269,11 +273,12 @@ func (r *Resolver) resolveFrame(orig string) resolved {
 			if to := expand(ru, pt, name); to != name {
 				name = to
 				steps = append(steps, ru.describe(r.m.file))
+				by = ru
 			}
 			break
 		}
 	}
-	return resolved{name: name, keep: true, rule: strings.Join(steps, " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx}
+	return resolved{name: name, keep: true, rule: strings.Join(steps, " + "), rank: rank, wrap: wrap, norm: norm, unres: unres, ctx: ctx, by: by}
 }
 
 // expand returns the rule's target for name matched by pt: "to" with $1..

@@ -1,6 +1,7 @@
 package symbolmap
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,44 @@ func TestIsUnresolvedFrame(t *testing.T) {
 		if got := IsUnresolvedFrame(name); got != want {
 			t.Errorf("IsUnresolvedFrame(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestAppliedAndSkipped checks what map check --profile and the no-label
+// warning are built on: the rules that changed a profile, once per stack,
+// with their conditions, and the rules a label leaves out.
+func TestAppliedAndSkipped(t *testing.T) {
+	m := mustParse(t, `version: 1
+comm:
+  - {to: mariadbd, from: [one_connection], labels: ['11.*']}
+elide:
+  - {from: [w]}
+rename:
+  - {to: mysql_update, from: [Sql_cmd_dml::execute], callee: {glob: ['Sql_cmd_update::*']}}
+  - {to: never, from: [nothing]}
+`)
+	p := profile("", "one_connection;Sql_cmd_dml::execute;Sql_cmd_update::execute_inner;w;w 3",
+		"one_connection;Sql_cmd_dml::execute 2", "one_connection;w 5")
+	var got []string
+	for _, u := range m.Applied(p) {
+		got = append(got, fmt.Sprintf("%s %d/%d [%s]", u.Rule, u.Value, u.Total, u.Context))
+	}
+	want := []string{
+		"elide (t.yaml:5) 8/10 []",
+		`rename -> "mysql_update" (t.yaml:7) 3/10 [callee glob "Sql_cmd_update::*" (depth 1)]`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Applied =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	sk := m.SkippedByLabel("")
+	if len(sk) != 1 || sk[0].Kind != "comm" || sk[0].Labels != "[11.*]" || sk[0].Line != 3 {
+		t.Errorf("SkippedByLabel(\"\") = %+v, want the comm rule of line 3", sk)
+	}
+	if sk := m.SkippedByLabel("11.8"); sk != nil {
+		t.Errorf("SkippedByLabel(\"11.8\") = %+v, want none", sk)
+	}
+	p.Meta.Label = "11.8"
+	if u := m.Applied(p); len(u) != 3 || u[0].Kind != "comm" || u[0].Value != 10 {
+		t.Errorf("Applied(label 11.8) = %+v, want the comm rule first (10/10)", u)
 	}
 }

@@ -42,6 +42,9 @@ func newDiffCmd(s *streams, runF func(*DiffOptions) error) *cobra.Command {
 			if err := distinctInputs(args...); err != nil {
 				return err
 			}
+			if err := checkLabels(opts.Labels, args); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -64,10 +67,11 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, paths, opts.parseOptions())
+	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, paths, opts.Labels, opts.parseOptions())
 	if err != nil {
 		return err
 	}
+	warnUnlabelled(s, m, in.Args, in.Raw)
 	dopts, err := opts.diffOptions(in)
 	if err != nil {
 		return err

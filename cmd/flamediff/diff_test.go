@@ -155,7 +155,7 @@ func TestDiffJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := input.ReadSet(context.Background(), loader(s, nil), m, paths, fold.ParseOptions{})
+	in, err := input.ReadSet(context.Background(), loader(s, nil), m, paths, nil, fold.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,9 @@ type mapSuggestOptions struct {
 	Top          int
 	Strict       bool
 	InputFormat  string
-	Load         input.LoadFunc // nil: input.Loader on IO.In
+	// Labels are --label's, for BASE and TARGET (or none).
+	Labels []string
+	Load   input.LoadFunc // nil: input.Loader on IO.In
 }
 
 // newMapSuggestCmd builds "flamediff map suggest"; runF replaces runMapSuggest in tests.
@@ -64,6 +66,7 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &opts.InputFormat)
+	registerLabels(cmd, &opts.Labels)
 	return cmd
 }
 
@@ -76,6 +79,9 @@ func (o *mapSuggestOptions) validate() error {
 	}
 	if o.Top < 0 {
 		return cli.UsageError("--top %d: want 0 (all) or a positive number", o.Top)
+	}
+	if err := checkLabels(o.Labels, []string{o.Base, o.Target}); err != nil {
+		return err
 	}
 	return distinctInputs(o.Base, o.Target)
 }
@@ -104,6 +110,10 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := input.Relabel(raw, opts.Labels); err != nil {
+		return err
+	}
+	warnUnlabelled(s, m, []string{opts.Base, opts.Target}, raw)
 	ps := []*fold.Profile{input.CleanNames(raw[0]), input.CleanNames(raw[1])}
 	sug, err := suggest.Compute(m, ps[0], ps[1], suggest.Options{
 		MinShare: opts.MinShare, MinScore: opts.MinScore, Root: opts.Root, Max: opts.Top,

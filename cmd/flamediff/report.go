@@ -22,6 +22,8 @@ type commonFlags struct {
 	Strict  bool
 	// InputFormat is --input-format: auto, perf, folded or pprof.
 	InputFormat string
+	// Labels are --label's, one per profile argument (or none).
+	Labels []string
 	tableFlags
 }
 
@@ -45,6 +47,7 @@ func (c *commonFlags) register(cmd *cobra.Command) {
 	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
 	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &c.InputFormat)
+	registerLabels(cmd, &c.Labels)
 	c.registerTable(cmd, "print which map rule turned which original symbol into which name")
 }
 
@@ -115,6 +118,9 @@ func newReportCmd(s *streams, runF func(*ReportOptions) error) *cobra.Command {
 			if err := opts.validateTable(); err != nil {
 				return err
 			}
+			if err := checkLabels(opts.Labels, args); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -135,10 +141,11 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, []string{opts.Profile}, opts.parseOptions())
+	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, []string{opts.Profile}, opts.Labels, opts.parseOptions())
 	if err != nil {
 		return err
 	}
+	warnUnlabelled(s, m, in.Args, in.Raw)
 	dopts, err := opts.diffOptions(in)
 	if err != nil {
 		return err

@@ -29,20 +29,22 @@ type graphFlags struct {
 	Strict  bool
 	// InputFormat is --input-format: auto, perf, folded or pprof.
 	InputFormat string
-	Title       string
-	Subtitle    string
-	Width       int
-	Height      int
-	MinWidth    string
-	Colors      string
-	Hash        bool
-	CountName   string
-	Reverse     bool
-	Inverted    bool
-	ColorBy     string
-	MinDelta    float64
-	Normalize   string
-	Negate      bool
+	// Labels are --label's, one per profile argument (or none).
+	Labels    []string
+	Title     string
+	Subtitle  string
+	Width     int
+	Height    int
+	MinWidth  string
+	Colors    string
+	Hash      bool
+	CountName string
+	Reverse   bool
+	Inverted  bool
+	ColorBy   string
+	MinDelta  float64
+	Normalize string
+	Negate    bool
 
 	// set by validate
 	minWidthPx, minWidthPct float64
@@ -56,6 +58,7 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	f.StringVarP(&g.Output, "output", "o", "", "write to `FILE` instead of standard output")
 	f.BoolVar(&g.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
 	registerInputFormat(cmd, &g.InputFormat)
+	registerLabels(cmd, &g.Labels)
 	f.StringVar(&g.Title, "title", "", "title `TEXT` (default \"Flame Graph\", \"Icicle Graph\" or \"Differential Flame Graph\")")
 	f.StringVar(&g.Subtitle, "subtitle", "", "second title line `TEXT` (a differential graph says BASE → TARGET by default)")
 	f.IntVar(&g.Width, "width", flamegraph.DefaultWidth, "image width in `PIXELS`")
@@ -93,6 +96,9 @@ func (g *graphFlags) validate(cmdName string, args []string) error {
 		return cli.UsageError("%s takes one PROFILE, got %s", cmdName, names.Plural(nargs, "argument"))
 	}
 	if err := distinctInputs(args...); err != nil {
+		return err
+	}
+	if err := checkLabels(g.Labels, args); err != nil {
 		return err
 	}
 	if g.Width < 100 {
@@ -166,10 +172,11 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
 		return nil, cli.UsageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
 	}
-	in, err := input.ReadSet(ctx, loader(s, load), m, paths, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict})
+	in, err := input.ReadSet(ctx, loader(s, load), m, paths, g.Labels, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict})
 	if err != nil {
 		return nil, err
 	}
+	warnUnlabelled(s, m, in.Args, in.Raw)
 	in.LabelBaseTarget()
 	return in, nil
 }
