@@ -652,10 +652,19 @@ func TestMariaDBMapOnFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if sk := m.SkippedByLabel(""); sk != nil {
+		t.Errorf("mariadb.yaml has rules limited by labels, which profiles without label do not get: %v", sk)
+	}
 	shares := map[string]float64{}
 	for _, v := range []string{"10.11", "11.8"} {
 		p := readFolded(t, fmt.Sprintf("../testdata/golden/mariadb-%s-update-index.stackcollapse.folded", v), v)
 		mp, ex := m.Apply(p)
+		// The same stacks without label (a plain file) map the same.
+		plain := *p
+		plain.Meta = nil
+		if mq, _ := m.Apply(&plain); folded(mq) != folded(mp) {
+			t.Errorf("%s: the map gives other stacks without the label", v)
+		}
 		if mp.Total() != p.Total() {
 			t.Errorf("%s: Apply changed the total: %d, was %d", v, mp.Total(), p.Total())
 		}
