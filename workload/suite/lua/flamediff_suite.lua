@@ -105,3 +105,32 @@ function zipf_next()
    end
    return r
 end
+
+-- points_bench makes the script a points benchmark: each event runs sql
+-- (ending in "IN (") with --range-size random ids.
+function points_bench(sql)
+   function thread_init()
+      params = suite_prepare(sql .. placeholders(sysbench.opt.range_size) .. ")",
+         int_types(sysbench.opt.range_size))
+   end
+   function event()
+      for j = 1, #params do
+         params[j]:set(random_id())
+      end
+      suite_execute()
+   end
+end
+
+-- range_bench makes the script a range benchmark: each event runs sql
+-- (with "BETWEEN ? AND ?") from a random start to start + --range-size.
+function range_bench(sql)
+   function thread_init()
+      params = suite_prepare(sql, int_types(2))
+   end
+   function event()
+      local x = random_start()
+      params[1]:set(x)
+      params[2]:set(x + sysbench.opt.range_size)
+      suite_execute()
+   end
+end
