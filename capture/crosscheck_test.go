@@ -131,9 +131,8 @@ type armed struct {
 // as well: 27% more samples than the BPF sampler, taken while the test
 // process used a CPU the server needed, where the server's shares differ
 // (1.5-2.5 points more in do_command's blocking read and fewer in
-// dispatch_command, in every run). before and after, when not nil, run
-// just before the first start and just after the last start returned, and
-// around the stops.
+// dispatch_command, in every run). around, when not nil, is called with
+// "before start", "started", "before stop" and "stopped" at those moments.
 func sameWindow(t *testing.T, pid int, d time.Duration, around func(string), samplers ...armed) []*capture.Result {
 	t.Helper()
 	ctx := context.Background()
