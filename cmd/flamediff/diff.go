@@ -11,6 +11,7 @@ import (
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/report"
+	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
 
 // DiffOptions are the inputs of `flamediff diff`.
@@ -80,37 +81,16 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
-	ro := opts.reportOptions(r.HintedWarnings(warningHints))
-	var suggest []report.Section
+	var extra []report.Section
 	if opts.Suggest {
-		if suggest, err = suggestSections(m, in); err != nil {
+		sugs, err := suggest.ComputeEach(m, in.Raw[0], in.Raw[1:], in.Labels)
+		if err != nil {
 			return err
 		}
-		if opts.Format == formatJSON || opts.Format == formatCSV {
-			if err := report.WriteText(s.ErrOut, &report.Document{Sections: suggest}); err != nil {
-				return err
-			}
-		}
+		extra = report.SuggestionSections(sugs, suggestTop)
 	}
 	var buf bytes.Buffer
-	switch opts.Format {
-	case formatJSON:
-		err = report.WriteJSON(&buf, report.DiffJSON(r, in.Explanations, ro))
-	case formatCSV:
-		err = report.DiffCSV(&buf, r, opts.Top)
-		printWarnings(s, ro.Warnings)
-		if opts.Explain {
-			d := &report.Document{Sections: report.DiffRewrites(r, in.Explanations, report.FormatTable)}
-			if err2 := report.WriteText(s.ErrOut, d); err == nil {
-				err = err2
-			}
-		}
-	default:
-		d := report.Diff(r, in.Explanations, ro)
-		d.Sections = append(d.Sections, suggest...)
-		err = writeDocument(&buf, opts.Format, d)
-	}
-	if err != nil {
+	if err := report.RenderDiff(&buf, side(s), r, in.Explanations, opts.reportOptions(r.HintedWarnings(warningHints)), extra); err != nil {
 		return err
 	}
 	return cli.WriteOutput(s, out, buf.Bytes())

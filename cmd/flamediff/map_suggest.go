@@ -10,8 +10,6 @@ import (
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
-	"github.com/flamediff/flamediff/report"
-	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
 
@@ -149,17 +147,3 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 
 // suggestTop is how many proposals diff --suggest shows per target.
 const suggestTop = 5
-
-// suggestSections returns, for diff --suggest, one section per target
-// with functions of a meaningful share in one profile only: its top
-// proposals, or a note that there are none.
-func suggestSections(m *symbolmap.Map, in *input.Set) ([]report.Section, error) {
-	sugs, err := suggest.ComputeEach(m, in.Raw[0], in.Raw[1:], in.Labels)
-	var out []report.Section
-	for _, sug := range sugs {
-		if sug.Before > 0 {
-			out = append(out, report.Suggestions(sug, suggestTop))
-		}
-	}
-	return out, err
-}

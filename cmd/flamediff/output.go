@@ -5,7 +5,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/report"
@@ -55,14 +54,7 @@ func (c *commonFlags) reportOptions(warnings []string) report.Options {
 	return report.Options{Format: report.Format(c.Format), Top: c.Top, Explain: c.Explain, Warnings: warnings, CollapseFlags: collapseFlags}
 }
 
-// writeDocument renders d as a terminal table or as GitHub markdown.
-func writeDocument(w io.Writer, format string, d *report.Document) error {
-	return report.Write(w, report.Format(format), d)
-}
-
-// printWarnings says each warning on stderr (CSV has no place for them).
-func printWarnings(s *streams, warnings []string) {
-	for _, w := range warnings {
-		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s\n", w)
-	}
+// side is where reports put what their format has no place for: stderr.
+func side(s *streams) report.Side {
+	return report.Side{W: s.ErrOut, Warn: func(w string) { fmt.Fprintf(s.ErrOut, "flamediff: warning: %s\n", w) }}
 }

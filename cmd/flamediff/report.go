@@ -151,25 +151,8 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		return err
 	}
 	sum := diff.Summarize(in.Profiles[0], dopts)
-	expl := in.Explanations[0]
-	ro := opts.reportOptions(sum.HintedWarnings(warningHints))
 	var buf bytes.Buffer
-	switch opts.Format {
-	case formatJSON:
-		err = report.WriteJSON(&buf, report.ProfileJSON(sum, expl, ro))
-	case formatCSV:
-		err = report.ProfileCSV(&buf, sum, opts.Top)
-		printWarnings(s, ro.Warnings)
-		if opts.Explain {
-			err2 := report.WriteText(s.ErrOut, &report.Document{Sections: []report.Section{report.Rewrites("Rewrites", expl, report.FormatTable)}})
-			if err == nil {
-				err = err2
-			}
-		}
-	default:
-		err = writeDocument(&buf, opts.Format, report.Profile(sum, expl, ro))
-	}
-	if err != nil {
+	if err := report.RenderProfile(&buf, side(s), sum, in.Explanations[0], opts.reportOptions(sum.HintedWarnings(warningHints))); err != nil {
 		return err
 	}
 	return cli.WriteOutput(s, out, buf.Bytes())
