@@ -1,9 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/symbolmap"
 	"github.com/flamediff/flamediff/symbolmap/suggest"
 )
@@ -78,4 +80,32 @@ func SuggestionSections(sugs []*suggest.Suggestions, top int) []Section {
 		}
 	}
 	return out
+}
+
+// WriteApplied lists the rules that changed a profile (symbolmap's
+// Map.Applied), with the share of the samples in the stacks they changed:
+//
+//	PROFILE (label "11.8"): 2 rules applied
+//	  21.76%  rename -> "mysql_update" (m.yaml:104), callee glob "Sql_cmd_update::*" (depth 2)
+func WriteApplied(w io.Writer, path, label string, uses []symbolmap.RuleUse) {
+	if label == "" {
+		label = "no label"
+	} else {
+		label = fmt.Sprintf("label %q", label)
+	}
+	if len(uses) == 0 {
+		fmt.Fprintf(w, "%s (%s): no rule applied\n", path, label)
+		return
+	}
+	fmt.Fprintf(w, "%s (%s): %s applied\n", path, label, names.Plural(len(uses), "rule"))
+	for _, u := range uses {
+		line := u.Rule
+		if u.Context != "" {
+			line += ", " + u.Context
+		}
+		if u.Labels != "" {
+			line += ", labels " + u.Labels
+		}
+		fmt.Fprintf(w, "  %6.2f%%  %s\n", 100*float64(u.Value)/float64(max(u.Total, 1)), line)
+	}
 }

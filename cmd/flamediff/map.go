@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
+	"github.com/flamediff/flamediff/report"
 	"github.com/flamediff/flamediff/symbolmap"
 )
 
@@ -80,28 +80,20 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s: %s, %s\n", opts.File, names.Plural(nerr, "error"), names.Plural(nwarn, "warning"))
 		return err
 	}
-	load := loader(opts.IO, nil)
+	ps, err := input.Read(ctx, loader(opts.IO, nil), opts.Profiles, fold.ParseOptions{})
+	if err != nil {
+		return err
+	}
+	if err := input.Relabel(ps, opts.Labels); err != nil {
+		return err
+	}
 	var applied strings.Builder
-	for i, path := range opts.Profiles {
-		if ctx != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		p, err := load(path, fold.ParseOptions{})
-		if err != nil {
-			return err
-		}
-		if opts.Labels != nil {
-			ps := []*fold.Profile{p}
-			if err := input.Relabel(ps, opts.Labels[i:i+1]); err != nil {
-				return err
-			}
-			p = ps[0]
-		}
+	for i, p := range ps {
 		for _, d := range m.Check(p) {
-			fmt.Fprintf(opts.IO.ErrOut, "%s [%s]\n", d, path)
+			fmt.Fprintf(opts.IO.ErrOut, "%s [%s]\n", d, opts.Profiles[i])
 			nwarn++
 		}
-		writeApplied(&applied, path, p, m.Applied(p))
+		report.WriteApplied(&applied, opts.Profiles[i], p.Label(), m.Applied(p))
 	}
 	summary := m.Stats().String()
 	if nwarn > 0 {
@@ -110,31 +102,4 @@ func runMapCheck(ctx context.Context, opts *mapCheckOptions) error {
 	fmt.Fprintf(opts.IO.Out, "%s: ok, %s\n", opts.File, summary)
 	fmt.Fprint(opts.IO.Out, applied.String())
 	return nil
-}
-
-// writeApplied lists the rules that changed a profile, with the share of
-// the samples in the stacks they changed:
-//
-//	PROFILE (label "11.8"): 2 rules applied
-//	  21.76%  rename -> "mysql_update" (m.yaml:104), callee glob "Sql_cmd_update::*" (depth 2)
-func writeApplied(w io.Writer, path string, p *fold.Profile, uses []symbolmap.RuleUse) {
-	label := "no label"
-	if l := p.Label(); l != "" {
-		label = fmt.Sprintf("label %q", l)
-	}
-	if len(uses) == 0 {
-		fmt.Fprintf(w, "%s (%s): no rule applied\n", path, label)
-		return
-	}
-	fmt.Fprintf(w, "%s (%s): %s applied\n", path, label, names.Plural(len(uses), "rule"))
-	for _, u := range uses {
-		line := u.Rule
-		if u.Context != "" {
-			line += ", " + u.Context
-		}
-		if u.Labels != "" {
-			line += ", labels " + u.Labels
-		}
-		fmt.Fprintf(w, "  %6.2f%%  %s\n", 100*float64(u.Value)/float64(max(u.Total, 1)), line)
-	}
 }
