@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/cli"
@@ -19,11 +17,6 @@ import (
 const labelHelp = "label the profiles, one --label per profile argument in their order " +
 	"(e.g. diff --label 10.11 --label 11.8 before.perf after.perf); an empty `LABEL` ('') keeps " +
 	"a profile's own (run.json's). Map rules limited with labels: apply to the profiles whose label matches"
-
-// registerLabels adds --label to cmd, into labels.
-func registerLabels(cmd *cobra.Command, labels *[]string) {
-	cmd.Flags().StringArrayVar(labels, "label", nil, labelHelp)
-}
 
 // checkLabels is the usage error of a --label count that does not match
 // the profile arguments.

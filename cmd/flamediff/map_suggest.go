@@ -17,19 +17,14 @@ import (
 type mapSuggestOptions struct {
 	IO           *streams
 	Base, Target string
-	MapFile      string
-	Output       string
-	Apply        string
-	Force        bool
-	Root         string
-	MinShare     float64
-	MinScore     float64
-	Top          int
-	Strict       bool
-	InputFormat  string
-	// Labels are --label's, for BASE and TARGET (or none).
-	Labels []string
-	Load   input.LoadFunc // nil: input.Loader on IO.In
+	inputFlags
+	Apply    string
+	Force    bool
+	Root     string
+	MinShare float64
+	MinScore float64
+	Top      int
+	Load     input.LoadFunc // nil: input.Loader on IO.In
 }
 
 // newMapSuggestCmd builds "flamediff map suggest"; runF replaces runMapSuggest in tests.
@@ -53,8 +48,7 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.MapFile, "map", "", "apply this symbol map `FILE` first; proposals are rules to add to it")
-	f.StringVarP(&opts.Output, "output", "o", "", "write the proposals to `FILE` instead of standard output")
+	opts.registerInput(cmd, "apply this symbol map `FILE` first; proposals are rules to add to it", "write the proposals to `FILE` instead of standard output")
 	f.StringVar(&opts.Apply, "apply", "", "write the map with the proposals merged in to the new file `NEW`")
 	f.BoolVar(&opts.Force, "force", false, "no effect: -o and --apply overwrite like every output (an output that is one of the inputs is refused)")
 	_ = f.MarkDeprecated("force", "-o and --apply overwrite like every flamediff output; an output that is one of the inputs (--map included) is refused")
@@ -62,9 +56,6 @@ func newMapSuggestCmd(s *streams, runF func(*mapSuggestOptions) error) *cobra.Co
 	f.Float64Var(&opts.MinShare, "min-share", suggest.DefaultMinShare, "explain functions holding at least `PCT` percent of the samples in one profile only")
 	f.Float64Var(&opts.MinScore, "min-score", suggest.DefaultMinScore, "propose rules scoring at least `S` (0 < S <= 1)")
 	f.IntVar(&opts.Top, "top", 0, "stop after `N` proposals (0: all)")
-	f.BoolVar(&opts.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
-	registerInputFormat(cmd, &opts.InputFormat)
-	registerLabels(cmd, &opts.Labels)
 	return cmd
 }
 
@@ -104,7 +95,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return err
 	}
-	raw, err := input.Read(ctx, loader(s, opts.Load), []string{opts.Base, opts.Target}, fold.ParseOptions{Format: opts.InputFormat, Strict: opts.Strict})
+	raw, err := input.Read(ctx, loader(s, opts.Load), []string{opts.Base, opts.Target}, opts.parseOptions())
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestMapSuggestFlags(t *testing.T) {
 	}{
 		{"defaults", []string{"a", "b"}, mapSuggestOptions{Base: "a", Target: "b", MinShare: 0.5, MinScore: 0.3}, ""},
 		{"all", []string{"--map", "m.yaml", "-o", "out.yaml", "--apply", "new.yaml", "--force", "--root", "r", "--min-share", "1", "--min-score", "0.5", "--top", "3", "--strict", "a", "b"},
-			mapSuggestOptions{Base: "a", Target: "b", MapFile: "m.yaml", Output: "out.yaml", Apply: "new.yaml", Force: true, Root: "r", MinShare: 1, MinScore: 0.5, Top: 3, Strict: true}, ""},
+			mapSuggestOptions{Base: "a", Target: "b", inputFlags: inputFlags{MapFile: "m.yaml", Output: "out.yaml", Strict: true}, Apply: "new.yaml", Force: true, Root: "r", MinShare: 1, MinScore: 0.5, Top: 3}, ""},
 		{"one profile", []string{"a"}, def, "takes BASE and TARGET"},
 		{"three profiles", []string{"a", "b", "c"}, def, "got 3 arguments"},
 		{"min-share 0", []string{"--min-share", "0", "a", "b"}, def, "--min-share 0"},
@@ -98,21 +98,21 @@ func TestMapSuggestRun(t *testing.T) {
 			wantOut: "  - to: f\n    from: [g]\n    labels: [\"2\"]\n"},
 		{name: "complete map without --map", opts: mapSuggestOptions{},
 			wantOut: "\nversion: 1\n"},
-		{name: "output file", opts: mapSuggestOptions{Output: filepath.Join(dir, "out.yaml")},
+		{name: "output file", opts: mapSuggestOptions{inputFlags: inputFlags{Output: filepath.Join(dir, "out.yaml")}},
 			wantFile: filepath.Join(dir, "out.yaml"), wantInFile: "  - to: f\n"},
 		{name: "apply", opts: mapSuggestOptions{Apply: filepath.Join(dir, "new.yaml")},
 			wantFile: filepath.Join(dir, "new.yaml"), wantInFile: "version: 1\n", wantErrOut: "wrote " + filepath.Join(dir, "new.yaml")},
-		{name: "apply onto a map", opts: mapSuggestOptions{MapFile: mapFile, Apply: filepath.Join(dir, "merged.yaml")},
+		{name: "apply onto a map", opts: mapSuggestOptions{inputFlags: inputFlags{MapFile: mapFile}, Apply: filepath.Join(dir, "merged.yaml")},
 			wantFile: filepath.Join(dir, "merged.yaml"), wantInFile: "rename:\n  # #1 rename", wantErrOut: "added to the rules of " + mapFile},
 		// Every output overwrites (atomically), as fold, report and svg do...
 		{name: "existing file", opts: mapSuggestOptions{Apply: existing}, wantFile: existing, wantInFile: "from: [g]"},
-		{name: "existing output file", opts: mapSuggestOptions{Output: existing}, wantFile: existing, wantInFile: "  - to: f\n"},
+		{name: "existing output file", opts: mapSuggestOptions{inputFlags: inputFlags{Output: existing}}, wantFile: existing, wantInFile: "  - to: f\n"},
 		// ...except an output that is one of the inputs.
-		{name: "input map", opts: mapSuggestOptions{MapFile: mapFile, Apply: mapFile}, wantErr: "--apply " + mapFile + ": output is one of the inputs"},
-		{name: "output onto input map", opts: mapSuggestOptions{MapFile: mapFile, Output: mapFile}, wantErr: "-o " + mapFile + ": output is one of the inputs"},
-		{name: "apply and output the same", opts: mapSuggestOptions{Apply: filepath.Join(dir, "same.yaml"), Output: filepath.Join(dir, "same.yaml")}, wantErr: "same file"},
+		{name: "input map", opts: mapSuggestOptions{inputFlags: inputFlags{MapFile: mapFile}, Apply: mapFile}, wantErr: "--apply " + mapFile + ": output is one of the inputs"},
+		{name: "output onto input map", opts: mapSuggestOptions{inputFlags: inputFlags{MapFile: mapFile, Output: mapFile}}, wantErr: "-o " + mapFile + ": output is one of the inputs"},
+		{name: "apply and output the same", opts: mapSuggestOptions{Apply: filepath.Join(dir, "same.yaml"), inputFlags: inputFlags{Output: filepath.Join(dir, "same.yaml")}}, wantErr: "same file"},
 		{name: "force", opts: mapSuggestOptions{Apply: existing, Force: true}, wantFile: existing, wantInFile: "from: [g]"},
-		{name: "missing map", opts: mapSuggestOptions{MapFile: filepath.Join(dir, "nope.yaml")}, wantErr: "no such file"},
+		{name: "missing map", opts: mapSuggestOptions{inputFlags: inputFlags{MapFile: filepath.Join(dir, "nope.yaml")}}, wantErr: "no such file"},
 		{name: "root absent", opts: mapSuggestOptions{Root: "nowhere"}, wantErr: `root "nowhere" is in neither profile`},
 	}
 	for _, tt := range tests {

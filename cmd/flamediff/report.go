@@ -14,16 +14,38 @@ import (
 	"github.com/flamediff/flamediff/report"
 )
 
-// commonFlags are the flags report and diff share.
-type commonFlags struct {
+// inputFlags are the flags of every command that reads profiles under a
+// symbol map and writes one output: report, diff, svg, html, map suggest.
+type inputFlags struct {
 	MapFile string
-	Format  string
 	Output  string
 	Strict  bool
 	// InputFormat is --input-format: auto, perf, folded or pprof.
 	InputFormat string
 	// Labels are --label's, one per profile argument (or none).
 	Labels []string
+}
+
+// registerInput adds the input flags; mapHelp and outputHelp are --map's
+// and --output's help.
+func (in *inputFlags) registerInput(cmd *cobra.Command, mapHelp, outputHelp string) {
+	f := cmd.Flags()
+	f.StringVar(&in.MapFile, "map", "", mapHelp)
+	f.StringVarP(&in.Output, "output", "o", "", outputHelp)
+	f.BoolVar(&in.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
+	cli.EnumFlag(cmd, &in.InputFormat, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
+	cmd.Flags().StringArrayVar(&in.Labels, "label", nil, labelHelp)
+}
+
+// parseOptions are the options for reading the profile arguments.
+func (in *inputFlags) parseOptions() fold.ParseOptions {
+	return fold.ParseOptions{Format: in.InputFormat, Strict: in.Strict}
+}
+
+// commonFlags are the flags report and diff share.
+type commonFlags struct {
+	inputFlags
+	Format string
 	tableFlags
 }
 
@@ -41,13 +63,8 @@ type tableFlags struct {
 }
 
 func (c *commonFlags) register(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&c.MapFile, "map", "", "symbol map `FILE` (renames, subsystems, thread roots); default: built-in normalisation only")
+	c.registerInput(cmd, "symbol map `FILE` (renames, subsystems, thread roots); default: built-in normalisation only", "write to `FILE` instead of standard output")
 	cli.EnumFlag(cmd, &c.Format, "format", formatTable, "output `format`: "+strings.Join(formats, ", "), formats...)
-	f.StringVarP(&c.Output, "output", "o", "", "write to `FILE` instead of standard output")
-	f.BoolVar(&c.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
-	registerInputFormat(cmd, &c.InputFormat)
-	registerLabels(cmd, &c.Labels)
 	c.registerTable(cmd, "print which map rule turned which original symbol into which name")
 }
 
@@ -83,18 +100,8 @@ func (t *tableFlags) validateTable() error {
 	return nil
 }
 
-// parseOptions are the options for reading the profile arguments.
-func (c *commonFlags) parseOptions() fold.ParseOptions {
-	return fold.ParseOptions{Format: c.InputFormat, Strict: c.Strict}
-}
-
 // inputFormats are the values of --input-format.
 var inputFormats = []string{fold.FormatAuto, fold.FormatPerf, fold.FormatFolded, fold.FormatPprof}
-
-// registerInputFormat adds --input-format to a command that reads profiles.
-func registerInputFormat(cmd *cobra.Command, v *string) {
-	cli.EnumFlag(cmd, v, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
-}
 
 // ReportOptions are the inputs of `flamediff report`.
 type ReportOptions struct {

@@ -58,14 +58,14 @@ func TestReportFlags(t *testing.T) {
 		{
 			name: "defaults",
 			args: []string{"p.folded"},
-			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", InputFormat: "auto", tableFlags: tableFlags{Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold}}},
+			want: ReportOptions{Profile: "p.folded", commonFlags: commonFlags{Format: "table", inputFlags: inputFlags{InputFormat: "auto"}, tableFlags: tableFlags{Top: 30, Depth: 2, CollapseThreshold: diff.DefaultCollapseThreshold}}},
 		},
 		{
 			name: "everything",
 			args: []string{"--map", "m.yaml", "--explain", "--format", "json", "-o", "out.json", "--top", "0",
 				"--root", "a", "--root", "b", "--depth", "3", "--strict", "--threads", "--input-format", "folded",
 				"--keep-unresolved", "--no-collapse", "--collapse-threshold", "0.97", "run/"},
-			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{MapFile: "m.yaml", Format: "json", Output: "out.json", Strict: true, InputFormat: "folded", tableFlags: tableFlags{Explain: true, Top: 0, Roots: []string{"a", "b"}, Depth: 3, Threads: true, KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97}}},
+			want: ReportOptions{Profile: "run/", commonFlags: commonFlags{inputFlags: inputFlags{MapFile: "m.yaml", Output: "out.json", Strict: true, InputFormat: "folded"}, Format: "json", tableFlags: tableFlags{Explain: true, Top: 0, Roots: []string{"a", "b"}, Depth: 3, Threads: true, KeepUnresolved: true, NoCollapse: true, CollapseThreshold: 0.97}}},
 		},
 	}
 	for _, tt := range tests {

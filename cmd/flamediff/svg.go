@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flamediff/flamediff/flamegraph"
-	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/input"
 	"github.com/flamediff/flamediff/internal/cli"
 	"github.com/flamediff/flamediff/internal/names"
@@ -23,14 +22,8 @@ const normalizeAuto = "auto"
 
 // graphFlags are the flame graph flags svg and html share.
 type graphFlags struct {
-	Diff    bool
-	MapFile string
-	Output  string
-	Strict  bool
-	// InputFormat is --input-format: auto, perf, folded or pprof.
-	InputFormat string
-	// Labels are --label's, one per profile argument (or none).
-	Labels    []string
+	inputFlags
+	Diff      bool
 	Title     string
 	Subtitle  string
 	Width     int
@@ -54,11 +47,7 @@ type graphFlags struct {
 func (g *graphFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&g.Diff, "diff", false, "draw a differential flame graph of BASE and TARGET")
-	f.StringVar(&g.MapFile, "map", "", "symbol map `FILE`: renames (so versions line up), subsystems (--colors subsystem, tooltips)")
-	f.StringVarP(&g.Output, "output", "o", "", "write to `FILE` instead of standard output")
-	f.BoolVar(&g.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
-	registerInputFormat(cmd, &g.InputFormat)
-	registerLabels(cmd, &g.Labels)
+	g.registerInput(cmd, "symbol map `FILE`: renames (so versions line up), subsystems (--colors subsystem, tooltips)", "write to `FILE` instead of standard output")
 	f.StringVar(&g.Title, "title", "", "title `TEXT` (default \"Flame Graph\", \"Icicle Graph\" or \"Differential Flame Graph\")")
 	f.StringVar(&g.Subtitle, "subtitle", "", "second title line `TEXT` (a differential graph says BASE → TARGET by default)")
 	f.IntVar(&g.Width, "width", flamegraph.DefaultWidth, "image width in `PIXELS`")
@@ -172,7 +161,7 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
 		return nil, cli.UsageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
 	}
-	in, err := input.ReadSet(ctx, loader(s, load), m, paths, g.Labels, fold.ParseOptions{Format: g.InputFormat, Strict: g.Strict})
+	in, err := input.ReadSet(ctx, loader(s, load), m, paths, g.Labels, g.parseOptions())
 	if err != nil {
 		return nil, err
 	}
