@@ -295,7 +295,8 @@ func splitSuite(suite string) (string, string) {
 
 // SourcesList returns the one-line sources.list of suite on m: the suite
 // and its -updates from the archive, its -security from the security
-// archive, component main, with m's keyring.
+// archive, component main, with m's keyring. Unstable (sid) has neither
+// -updates nor -security: its sources.list is the suite alone.
 func (m Mirror) SourcesList(suite string) string {
 	opt := ""
 	if oneLineSignedBy(m.SignedBy) {
@@ -303,11 +304,20 @@ func (m Mirror) SourcesList(suite string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "deb %s%s %s main\n", opt, m.Archive, suite)
+	if !updatedSuite(suite) {
+		return b.String()
+	}
 	fmt.Fprintf(&b, "deb %s%s %s-updates main\n", opt, m.Archive, suite)
 	if m.Security != "" {
 		fmt.Fprintf(&b, "deb %s%s %s-security main\n", opt, m.Security, suite)
 	}
 	return b.String()
+}
+
+// updatedSuite reports whether suite has -updates and -security suites:
+// every release does, unstable (sid) and experimental do not.
+func updatedSuite(suite string) bool {
+	return suite != "sid" && suite != "unstable" && suite != "experimental"
 }
 
 // oneLineSignedBy reports whether a Signed-By value can be written as a

@@ -171,4 +171,12 @@ func TestMirrorSourcesList(t *testing.T) {
 	if got := (Mirror{Archive: "http://a/debian"}).SourcesList("bullseye"); strings.Contains(got, "security") || strings.Contains(got, "signed-by") {
 		t.Errorf("SourcesList without security or keyring = %q", got)
 	}
+	// Unstable has no -updates and no -security suite: apt-get update
+	// --error-on=any fails on a suite the archive lacks.
+	for _, suite := range []string{"sid", "unstable"} {
+		want := "deb [signed-by=/k.gpg] http://a/debian " + suite + " main\n"
+		if got := m.SourcesList(suite); got != want {
+			t.Errorf("SourcesList(%q) =\n%s\nwant\n%s", suite, got, want)
+		}
+	}
 }
