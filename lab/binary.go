@@ -14,11 +14,14 @@ import (
 	"time"
 )
 
-// Binary is a mariadbd that can be run: an installed one (see Installed)
-// or one unpacked from Debian packages into the cache (see Fetcher.Fetch).
+// Binary is a mariadbd or mysqld that can be run: an installed one (see
+// Installed) or one unpacked from Debian packages into the cache (see
+// Fetcher.Fetch).
 type Binary struct {
-	// Mariadbd is the path of the server binary.
+	// Mariadbd is the path of the server binary (mysqld for MySQL).
 	Mariadbd string
+	// Kind is MariaDB or MySQL, from Version (KindOf).
+	Kind Kind
 	// Loader is the dynamic loader to run Mariadbd through (with
 	// --library-path LibraryPath); empty when Mariadbd runs directly.
 	Loader string
@@ -28,14 +31,16 @@ type Binary struct {
 	// Root is the tree the server's files are under: "/" when installed,
 	// the unpacked tree in the cache when fetched.
 	Root string
-	// ShareDir holds the system-table SQL, errmsg.sys and charsets.
+	// ShareDir holds the error messages (english/errmsg.sys) and
+	// charsets, and MariaDB's system-table SQL.
 	ShareDir string
 	// LibcDebugDir is the .build-id directory with the debug files of the
 	// libc the server runs with; empty when there are none.
 	LibcDebugDir string
 	// Libc is the path of the libc the server runs with.
 	Libc string
-	// Version is what `mariadbd --version` says ("11.8.9-MariaDB-0+deb13u1").
+	// Version is what `mariadbd --version` says ("11.8.9-MariaDB-0+deb13u1",
+	// "9.7.4").
 	Version string
 	// Suite and Package say where a fetched server came from; Packages
 	// lists every unpacked package as "name=version". Empty when installed.
@@ -74,7 +79,7 @@ func (b *Binary) Env() []string {
 const versionTimeout = 30 * time.Second
 
 // CheckVersion runs `mariadbd --version`, stores the version in b.Version
-// and returns it. A server the loader cannot start gives an error wrapping
+// and its kind in b.Kind, and returns the version. A server the loader cannot start gives an error wrapping
 // a *MissingLibraryError (and ErrMissingLibrary) naming the library.
 func (b *Binary) CheckVersion(ctx context.Context) (string, error) {
 	out, err := b.output(ctx, "--version")
@@ -88,7 +93,7 @@ func (b *Binary) CheckVersion(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", b.Mariadbd, err)
 	}
-	b.Version = v
+	b.Version, b.Kind = v, KindOf(v)
 	return v, nil
 }
 
@@ -141,9 +146,11 @@ func runOutput(ctx context.Context, argv []string, env []string) ([]byte, error)
 	return out.Bytes(), err
 }
 
-// Installed returns the Binary of an installed mariadbd (such as
-// /usr/sbin/mariadbd) after checking that it runs (--version). Its share
-// directory is found beside it (../share/mariadb or ../share/mysql); its
+// Installed returns the Binary of an installed mariadbd or mysqld (such as
+// /usr/sbin/mariadbd, or a self-built bin/mysqld) after checking that it
+// runs (--version), which says its kind. Its share directory is found
+// beside it (../share/mariadb or ../share/mysql, or ../share for a MySQL
+// build tree); its
 // libc debug files are the system's (/usr/lib/debug/.build-id) when they
 // match its libc.
 func Installed(ctx context.Context, path string) (*Binary, error) {
@@ -159,14 +166,15 @@ func Installed(ctx context.Context, path string) (*Binary, error) {
 		return nil, fmt.Errorf("installed server %s: is a directory, not the mariadbd program", path)
 	}
 	b := &Binary{Mariadbd: path, Root: "/"}
-	share, err := findShareDir(filepath.Dir(filepath.Dir(path)))
+	if _, err := b.CheckVersion(ctx); err != nil {
+		return nil, fmt.Errorf("installed server: %w", err)
+	}
+	prefix := filepath.Dir(filepath.Dir(path))
+	share, err := findShareDir(prefix, b.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("installed server %s: %w", path, err)
 	}
 	b.ShareDir = share
-	if _, err := b.CheckVersion(ctx); err != nil {
-		return nil, fmt.Errorf("installed server: %w", err)
-	}
 	b.Libc, b.LibcDebugDir = hostLibcDebug(ctx, b)
 	return b, nil
 }
@@ -175,9 +183,21 @@ func Installed(ctx context.Context, path string) (*Binary, error) {
 // order, without their "mysql_" or "mariadb_" prefix.
 var systemTableFiles = []string{"system_tables.sql", "performance_tables.sql", "system_tables_data.sql"}
 
-// findShareDir returns the directory under prefix (/usr) with the server's
-// system-table SQL.
-func findShareDir(prefix string) (string, error) {
+// findShareDir returns the directory under prefix (/usr) with the
+// server's system-table SQL (MariaDB) or error messages (MySQL, whose
+// system tables are built into mysqld).
+func findShareDir(prefix string, k Kind) (string, error) {
+	if k == MySQL {
+		var tried []string
+		for _, d := range []string{"share/mysql", "share"} {
+			dir := filepath.Join(prefix, d)
+			tried = append(tried, dir)
+			if _, err := os.Stat(filepath.Join(dir, "english", "errmsg.sys")); err == nil {
+				return dir, nil
+			}
+		}
+		return "", fmt.Errorf("no error messages (english/errmsg.sys) in %s", strings.Join(tried, " or "))
+	}
 	var tried []string
 	for _, d := range []string{"share/mariadb", "share/mysql"} {
 		dir := filepath.Join(prefix, d)

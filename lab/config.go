@@ -28,7 +28,7 @@ import (
 var ErrInvalidConfig = errors.New("invalid bench config")
 
 // Suites are the Debian suites a server can be fetched from.
-var Suites = []string{"bullseye", "bookworm", "trixie"}
+var Suites = []string{"bullseye", "bookworm", "trixie", "sid"}
 
 // SysbenchTests are the sysbench database tests a workload can name (the
 // Lua tests shipped with sysbench 1.0).
@@ -98,13 +98,19 @@ type Config struct {
 type ServerSpec struct {
 	// Label names the version in reports ("10.11").
 	Label string
-	// Path is an installed mariadbd (absolute); empty when Suite is set.
+	// Path is an installed mariadbd or mysqld (absolute); empty when
+	// Suite is set.
 	Path string
+	// Kind is the server's kind as the config names it; empty to take it
+	// from the binary (`--version`). A suite's default package depends on
+	// it (DefaultPackage), and a binary of another kind is an error
+	// (Resolve).
+	Kind Kind
 	// Suite is the Debian suite to fetch the server from; empty when Path
 	// is set.
 	Suite string
 	// Package is the server package to fetch; empty for the suite's
-	// (ServerPackages).
+	// package of Kind (DefaultPackage).
 	Package string
 	// Options are my.cnf settings ("name=value" or "name"), after the
 	// config's ServerOptions.
@@ -306,7 +312,7 @@ func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
 
 var (
 	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots", "placement"}
-	serverKeys   = []string{"label", "path", "suite", "package", "options", "base"}
+	serverKeys   = []string{"label", "path", "suite", "kind", "package", "options", "base"}
 	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
 	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
 )
@@ -465,6 +471,14 @@ func (p *configParser) servers(n *yaml.Node) {
 				s.Suite = v
 			}
 		}
+		if v, ok := keys["kind"]; ok {
+			if k, ok := p.str(v, where+".kind", "write one of "+strings.Join(Kinds, ", ")); ok {
+				if !slices.Contains(Kinds, k) {
+					p.errorf(v, didYouMean(k, Kinds, "known kinds"), "%s: unknown kind %q", where, k)
+				}
+				s.Kind = Kind(k)
+			}
+		}
 		if v, ok := keys["package"]; ok {
 			if pkg, ok := p.str(v, where+".package", "write a Debian package name"); ok {
 				switch {
@@ -474,6 +488,11 @@ func (p *configParser) servers(n *yaml.Node) {
 					p.errorf(v, "Debian package names are lower-case letters, digits, '+', '-' and '.'", "%s: %q is not a package name", where, pkg)
 				}
 				s.Package = pkg
+			}
+		}
+		if s.Suite != "" && s.Package == "" && slices.Contains(Suites, s.Suite) && slices.Contains(Kinds, string(s.Kind)) {
+			if _, err := DefaultPackage(s.Suite, s.Kind); err != nil {
+				p.errorf(suite, "fetch MySQL from suite: sid, or name the package: to fetch", "%s: %v", where, err)
 			}
 		}
 		if v, ok := keys["options"]; ok {

@@ -144,6 +144,51 @@ func TestParseConfigSwitchFix(t *testing.T) {
 	}
 }
 
+// A server's kind is optional: named, it picks the suite's package of
+// that kind (and Resolve checks the binary); left out, the binary says.
+func TestParseConfigKind(t *testing.T) {
+	const text = `servers:
+  - {label: "10.11", path: /usr/sbin/mariadbd, base: true}
+  - {label: "9.7", suite: sid, kind: mysql}
+  - {label: "11.8", suite: sid}
+  - {label: "9.7-own", path: /opt/mysql/bin/mysqld, kind: mysql}
+  - {label: "9.7-pkg", suite: sid, package: mysql-server-core}
+workloads: [{test: oltp_point_select}]
+`
+	c, err := ParseConfig(strings.NewReader(text), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		kind    Kind
+		pkg     string
+		defPkg  string
+		defFail bool
+	}{
+		{kind: "", defPkg: "mariadb-server-core"}, // a path: not fetched
+		{kind: MySQL, defPkg: "mysql-server-core"},
+		{kind: "", defPkg: "mariadb-server-core"},
+		{kind: MySQL, defFail: true},
+		{kind: "", pkg: "mysql-server-core", defPkg: "mariadb-server-core"},
+	} {
+		sp := c.Servers[i]
+		if sp.Kind != want.kind || sp.Package != want.pkg {
+			t.Errorf("server %s: Kind %q, Package %q; want %q, %q", sp.Label, sp.Kind, sp.Package, want.kind, want.pkg)
+		}
+		suite := sp.Suite
+		if suite == "" {
+			suite = "sid"
+		}
+		if sp.Path != "" && sp.Kind == MySQL {
+			suite = "trixie" // no MySQL there
+		}
+		got, err := DefaultPackage(suite, sp.Kind)
+		if (err != nil) != want.defFail || got != want.defPkg && !want.defFail {
+			t.Errorf("DefaultPackage(%s, %q) = %q, %v; want %q (error: %v)", suite, sp.Kind, got, err, want.defPkg, want.defFail)
+		}
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	const okServers = "servers: [{label: a, path: /usr/sbin/mariadbd}]\n"
 	const okWorkloads = "workloads: [{test: oltp_point_select}]\n"
@@ -165,7 +210,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown suite", "servers:\n  - label: a\n    suite: bulseye\n" + okWorkloads,
 			[]string{`c.yaml:3:12: server "a": unknown suite "bulseye" (fix: did you mean "bullseye"?)`}},
 		{"unknown suite far", "servers:\n  - label: a\n    suite: jessie\n" + okWorkloads,
-			[]string{`c.yaml:3:12: server "a": unknown suite "jessie" (fix: known suites: bullseye, bookworm, trixie)`}},
+			[]string{`c.yaml:3:12: server "a": unknown suite "jessie" (fix: known suites: bullseye, bookworm, trixie, sid)`}},
+		{"unknown kind", "servers:\n  - {label: a, suite: sid, kind: mysqld}\n" + okWorkloads,
+			[]string{`c.yaml:2:34: server "a": unknown kind "mysqld" (fix: did you mean "mysql"?)`}},
+		{"mysql from a release", "servers:\n  - {label: a, suite: trixie, kind: mysql}\n" + okWorkloads,
+			[]string{`c.yaml:2:23: server "a": suite trixie has no MySQL server package (suites with one: sid) (fix: fetch MySQL from suite: sid, or name the package: to fetch)`}},
 		{"path and suite", "servers:\n  - label: a\n    path: /usr/sbin/mariadbd\n    suite: trixie\n" + okWorkloads,
 			[]string{`c.yaml:4:12: server "a" has both path and suite`}},
 		{"neither path nor suite", "servers:\n  - label: a\n" + okWorkloads,
@@ -238,8 +287,8 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{"c.yaml:3:6: map must be a word or a path, found a list"}},
 		{"two documents", okServers + okWorkloads + "---\nx: 1\n",
 			[]string{"a config holds one YAML document"}},
-		{"several mistakes sorted", "servers:\n  - {label: a, suite: sid}\nworkloads:\n  - test: tpcc\n",
-			[]string{"2 mistakes", `c.yaml:2:23: server "a": unknown suite "sid"`, `c.yaml:4:11: workloads[0]: unknown sysbench test "tpcc"`}},
+		{"several mistakes sorted", "servers:\n  - {label: a, suite: woody}\nworkloads:\n  - test: tpcc\n",
+			[]string{"2 mistakes", `c.yaml:2:23: server "a": unknown suite "woody"`, `c.yaml:4:11: workloads[0]: unknown sysbench test "tpcc"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ParseConfig(strings.NewReader(tc.text), "c.yaml")

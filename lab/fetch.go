@@ -28,6 +28,7 @@ var ServerPackages = map[string]string{
 	"bullseye": "mariadb-server-core-10.5",
 	"bookworm": "mariadb-server-core",
 	"trixie":   "mariadb-server-core",
+	"sid":      "mariadb-server-core",
 }
 
 // markerName is the file written last, atomically, into a complete tree.
@@ -42,7 +43,7 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(dir, "flamediff"), nil
 }
 
-// Fetcher downloads MariaDB servers from Debian suites into a cache
+// Fetcher downloads MariaDB and MySQL servers from Debian suites into a cache
 // directory, with a private apt state per suite under CacheDir/apt (the
 // system's apt configuration, lists and status are never used or
 // changed), and unpacks them under CacheDir/servers.
@@ -77,16 +78,39 @@ func NewFetcher(cacheDir string, log io.Writer) (*Fetcher, error) {
 	return &Fetcher{CacheDir: cacheDir, Mirror: m, Log: log}, nil
 }
 
+// ErrKind is wrapped by Resolve's error when the binary is not of the
+// kind the spec names.
+var ErrKind = errors.New("server of another kind")
+
 // Resolve returns the Binary of spec: Installed for a path, Fetch for a
-// suite (f may be nil when no spec names a suite).
+// suite (f may be nil when no spec names a suite), of the spec's package
+// or else the suite's package of the spec's kind (DefaultPackage). When
+// the spec names a kind, a binary of another kind is an error wrapping
+// ErrKind.
 func Resolve(ctx context.Context, f *Fetcher, spec ServerSpec) (*Binary, error) {
-	if spec.Path != "" {
-		return Installed(ctx, spec.Path)
-	}
-	if f == nil {
+	var b *Binary
+	var err error
+	switch {
+	case spec.Path != "":
+		b, err = Installed(ctx, spec.Path)
+	case f == nil:
 		return nil, fmt.Errorf("%w %s: no fetcher for suite %s", ErrFetch, spec.Label, spec.Suite)
+	default:
+		pkg := spec.Package
+		if pkg == "" {
+			if pkg, err = DefaultPackage(spec.Suite, spec.Kind); err != nil {
+				return nil, fmt.Errorf("%w %s: %w", ErrFetch, spec.Label, err)
+			}
+		}
+		b, err = f.Fetch(ctx, spec.Suite, pkg)
 	}
-	return f.Fetch(ctx, spec.Suite, spec.Package)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Kind != "" && b.Kind != spec.Kind {
+		return nil, fmt.Errorf("server %s: %w: the config says %s, but %s is %s %s", spec.Label, ErrKind, spec.Kind, b.Mariadbd, b.Kind, b.Version)
+	}
+	return b, nil
 }
 
 func (f *Fetcher) logf(format string, a ...any) {
@@ -98,6 +122,7 @@ func (f *Fetcher) logf(format string, a ...any) {
 // marker is the content of markerName.
 type marker struct {
 	Suite, Package, Version string
+	Kind                    Kind
 	Packages                []string
 	Mariadbd, Loader        string
 	LibraryPath             []string
@@ -112,9 +137,10 @@ func (f *Fetcher) TreeDir(suite, pkg string) string {
 	return filepath.Join(f.CacheDir, "servers", suite+"-"+pkg)
 }
 
-// Fetch returns the server package pkg (ServerPackages[suite] when empty)
-// of suite, unpacked with the libraries it needs that this machine lacks,
-// and checked to run (`mariadbd --version`). A tree fetched before is
+// Fetch returns the server package pkg (ServerPackages[suite], MariaDB's,
+// when empty) of suite, unpacked with the libraries it needs that this
+// machine lacks, and checked to run (`mariadbd --version` or
+// `mysqld --version`, which says its kind). A tree fetched before is
 // reused without network access unless Refresh is set; an incomplete one
 // (no marker) is fetched again. Concurrent Fetches of the same tree, in
 // this or other processes, wait for each other. Errors wrap ErrFetch; a
@@ -164,7 +190,10 @@ func loadMarker(tree string) (*Binary, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", markerName, err)
 	}
-	return &Binary{Mariadbd: m.Mariadbd, Loader: m.Loader, LibraryPath: m.LibraryPath, Root: tree,
+	if m.Kind == "" { // written before the lab knew MySQL
+		m.Kind = KindOf(m.Version)
+	}
+	return &Binary{Mariadbd: m.Mariadbd, Kind: m.Kind, Loader: m.Loader, LibraryPath: m.LibraryPath, Root: tree,
 		ShareDir: m.ShareDir, Libc: m.Libc, LibcDebugDir: m.LibcDebugDir, Version: m.Version,
 		Suite: m.Suite, Package: m.Package, Packages: m.Packages}, nil
 }
@@ -339,10 +368,7 @@ func (f *Fetcher) fetch(ctx context.Context, suite, pkg, tree string) (*Binary, 
 		}
 	}
 	if b.Mariadbd == "" {
-		return nil, fmt.Errorf("%s has no usr/sbin/mariadbd", pkg)
-	}
-	if b.ShareDir, err = findShareDir(filepath.Join(tree, "usr")); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s has no usr/sbin/mariadbd or usr/sbin/mysqld", pkg)
 	}
 	b.LibraryPath = libraryDirs(tree)
 	if _, ok := chosen["libc6"]; ok {
@@ -354,6 +380,9 @@ func (f *Fetcher) fetch(ctx context.Context, suite, pkg, tree string) (*Binary, 
 		return nil, err
 	}
 	if _, err := b.CheckVersion(ctx); err != nil {
+		return nil, err
+	}
+	if b.ShareDir, err = findShareDir(filepath.Join(tree, "usr"), b.Kind); err != nil {
 		return nil, err
 	}
 	b.Libc = findLibc(ctx, b)
@@ -368,7 +397,7 @@ func (f *Fetcher) fetch(ctx context.Context, suite, pkg, tree string) (*Binary, 
 			f.logf("fetch %s/%s: note: the host's libc %s has no debug files (apt-get install libc6-dbg)", suite, pkg, b.Libc)
 		}
 	}
-	m := marker{Suite: suite, Package: pkg, Version: b.Version, Packages: packages, Mariadbd: b.Mariadbd,
+	m := marker{Suite: suite, Package: pkg, Version: b.Version, Kind: b.Kind, Packages: packages, Mariadbd: b.Mariadbd,
 		Loader: b.Loader, LibraryPath: b.LibraryPath, ShareDir: b.ShareDir, Libc: b.Libc,
 		LibcDebugDir: b.LibcDebugDir, Fetched: time.Now().UTC()}
 	data, err := json.MarshalIndent(m, "", "  ")

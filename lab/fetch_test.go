@@ -64,9 +64,17 @@ func TestMarkerRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Binary{Mariadbd: "/t/mariadbd", Loader: "/t/ld.so", LibraryPath: []string{"/t/lib"}, Root: tree, ShareDir: "/t/share", Version: "11.8.9-MariaDB", Suite: "trixie", Package: "p"}
+	// A marker written before the lab knew MySQL has no Kind: the
+	// version says it.
+	want := &Binary{Mariadbd: "/t/mariadbd", Kind: MariaDB, Loader: "/t/ld.so", LibraryPath: []string{"/t/lib"}, Root: tree, ShareDir: "/t/share", Version: "11.8.9-MariaDB", Suite: "trixie", Package: "p"}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("loadMarker = %+v, want %+v", b, want)
+	}
+	if err := writeFileAtomic(filepath.Join(tree, markerName), []byte(`{"Suite":"sid","Package":"mysql-server-core","Version":"9.7.4-2","Kind":"mysql","Mariadbd":"/t/mysqld"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := loadMarker(tree); err != nil || b.Kind != MySQL || b.Mariadbd != "/t/mysqld" {
+		t.Errorf("loadMarker of MySQL's marker = %+v, %v; want Kind mysql, /t/mysqld", b, err)
 	}
 	entries, _ := os.ReadDir(tree)
 	if len(entries) != 1 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,9 +96,10 @@ type Server struct {
 // is complete, and which server made it.
 const bootstrappedName = "bootstrapped"
 
-// StartServer writes my.cnf in cfg.Dir, bootstraps a datadir from the
-// server's own system-table SQL unless cfg.Dir has one made by the same
-// server and version (an incomplete one is made again), starts the server on
+// StartServer writes my.cnf in cfg.Dir, bootstraps a datadir (MariaDB
+// from its own system-table SQL, MySQL with --initialize-insecure) unless
+// cfg.Dir has one made by the same server and version (an incomplete one
+// is made again), starts the server on
 // a unix socket in cfg.Dir (no TCP) in a process group of its own, and
 // waits until it answers. The server runs as root when this process is
 // root, else as this user; root connects over the socket without a
@@ -119,7 +121,7 @@ func StartServer(ctx context.Context, b *Binary, cfg ServerConfig) (*Server, err
 		Binary:   b,
 		Dir:      dir,
 		DataDir:  filepath.Join(dir, "data"),
-		Socket:   filepath.Join(dir, "mariadbd.sock"),
+		Socket:   filepath.Join(dir, b.program()+".sock"),
 		ErrorLog: filepath.Join(dir, "error.log"),
 		Config:   filepath.Join(dir, "my.cnf"),
 		cfg:      cfg,
@@ -160,8 +162,22 @@ func StartServer(ctx context.Context, b *Binary, cfg ServerConfig) (*Server, err
 	return s, nil
 }
 
-// myCnf returns the server's my.cnf: the same for every version but for
-// the paths of a fetched tree.
+// program returns the server program's usual name, for the files of its
+// work directory.
+func (b *Binary) program() string {
+	if b.Kind == MySQL {
+		return "mysqld"
+	}
+	return "mariadbd"
+}
+
+// myCnf returns the server's my.cnf: the same for every version of a
+// kind but for the paths of a fetched tree. Both kinds get a unix socket
+// and no TCP, no binary log and a buffer pool that holds the tables;
+// MySQL also gets no X Protocol (mysqlx=OFF), an empty secure-file-priv
+// (its default directory does not exist outside Debian's package, and
+// mysqld aborts without it) and the paths of its own tree, since it has
+// no --bootstrap SQL of the tree to read them from.
 func (s *Server) myCnf() string {
 	pool := s.cfg.BufferPool
 	if pool == "" {
@@ -169,24 +185,43 @@ func (s *Server) myCnf() string {
 	}
 	var b strings.Builder
 	b.WriteString("# written by flamediff (lab.StartServer)\n[mysqld]\n")
+	bin := s.Binary
 	lines := []string{
 		"datadir=" + s.DataDir,
 		"socket=" + s.Socket,
-		"pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
+		"pid-file=" + filepath.Join(s.Dir, bin.program()+".pid"),
 		"log-error=" + s.ErrorLog,
 		"skip-networking",
-		"skip-log-bin",
-		"innodb_buffer_pool_size=" + pool,
 	}
+	if bin.Kind == MySQL {
+		// Binary logging is on by default since MySQL 8.0.
+		lines = append(lines, "disable-log-bin", "mysqlx=OFF", "secure-file-priv=")
+	} else {
+		lines = append(lines, "skip-log-bin")
+	}
+	lines = append(lines, "innodb_buffer_pool_size="+pool)
 	if os.Geteuid() == 0 {
 		lines = append(lines, "user=root")
 	}
-	if b := s.Binary; b.Root != "" && b.Root != "/" {
+	switch {
+	case bin.Kind == MySQL:
+		prefix := filepath.Dir(filepath.Dir(bin.Mariadbd)) // the usr of usr/sbin/mysqld
 		lines = append(lines,
-			"basedir="+filepath.Join(b.Root, "usr"),
-			"lc-messages-dir="+b.ShareDir,
-			"character-sets-dir="+filepath.Join(b.ShareDir, "charsets"),
-			"plugin-dir="+filepath.Join(b.Root, "usr/lib/mysql/plugin"))
+			"basedir="+prefix,
+			"lc-messages-dir="+bin.ShareDir,
+			"character-sets-dir="+filepath.Join(bin.ShareDir, "charsets"))
+		for _, d := range []string{"lib/mysql/plugin", "lib/plugin"} {
+			if fi, err := os.Stat(filepath.Join(prefix, d)); err == nil && fi.IsDir() {
+				lines = append(lines, "plugin-dir="+filepath.Join(prefix, d))
+				break
+			}
+		}
+	case bin.Root != "" && bin.Root != "/":
+		lines = append(lines,
+			"basedir="+filepath.Join(bin.Root, "usr"),
+			"lc-messages-dir="+bin.ShareDir,
+			"character-sets-dir="+filepath.Join(bin.ShareDir, "charsets"),
+			"plugin-dir="+filepath.Join(bin.Root, "usr/lib/mysql/plugin"))
 	}
 	lines = append(lines, s.cfg.Options...)
 	for _, l := range lines {
@@ -202,18 +237,20 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
-// bootstrap creates the datadir and feeds the system-table SQL to
-// `mariadbd --bootstrap`, as mariadb-install-db does.
+// bootstrap creates an empty datadir and fills it: MariaDB's from the
+// system-table SQL fed to `mariadbd --bootstrap`, as mariadb-install-db
+// does; MySQL's with `mysqld --initialize-insecure` (root without a
+// password), which writes its messages to the error log.
 func (s *Server) bootstrap(ctx context.Context) error {
+	if s.Binary.Kind == MySQL {
+		return s.initialize(ctx)
+	}
 	files, err := systemTableSQL(s.Binary.ShareDir)
 	if err != nil {
 		return fmt.Errorf("bootstrap %s: %w: %w", s.DataDir, ErrServer, err)
 	}
-	if err := os.RemoveAll(s.DataDir); err != nil {
-		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
-	}
-	if err := os.Mkdir(s.DataDir, 0o750); err != nil {
-		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
+	if err := s.emptyDataDir(); err != nil {
+		return err
 	}
 	var sqlText bytes.Buffer
 	sqlText.WriteString("create database if not exists mysql;\nuse mysql;\nSET @auth_root_socket=NULL;\n")
@@ -238,6 +275,41 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("bootstrap %s: %w: %w\n%s%s", s.DataDir, ErrServer, err, indent(out.String()), s.ErrorLogTail(20))
+	}
+	return nil
+}
+
+// initialize makes MySQL's datadir with `mysqld --initialize-insecure`.
+func (s *Server) initialize(ctx context.Context) error {
+	if err := s.emptyDataDir(); err != nil {
+		return err
+	}
+	s.logf("server %s: initialize %s (mysqld --initialize-insecure)", s.Binary.Version, s.DataDir)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	// The error log of a failed attempt would be quoted with this one's.
+	if err := os.Remove(s.ErrorLog); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("initialize: %w", describePath(s.ErrorLog, err, false))
+	}
+	argv := s.Binary.Command("--defaults-file="+s.Config, "--initialize-insecure")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = s.Binary.Env()
+	ownGroup(cmd, true)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("initialize %s: %w: %w\n%s%s", s.DataDir, ErrServer, err, indent(out.String()), s.ErrorLogTail(20))
+	}
+	return nil
+}
+
+// emptyDataDir removes the datadir and makes it again, empty.
+func (s *Server) emptyDataDir() error {
+	if err := os.RemoveAll(s.DataDir); err != nil {
+		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
+	}
+	if err := os.Mkdir(s.DataDir, 0o750); err != nil {
+		return fmt.Errorf("bootstrap: data directory %w", describePath(s.DataDir, err, true))
 	}
 	return nil
 }
@@ -414,17 +486,32 @@ func (s *Server) ErrorLogTail(n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	var errs []string
-	for _, l := range lines {
-		if _, msg, ok := strings.Cut(l, "[ERROR] "); ok && len(errs) < 3 {
-			errs = append(errs, msg)
-		}
-	}
+	errs := errorLines(lines, 3)
 	head := ""
 	if len(errs) > 0 {
 		head = "  errors: " + strings.Join(errs, " | ") + "\n"
 	}
 	return head + "  error log " + s.ErrorLog + " (tail):\n" + indent(strings.Join(lines, "\n"))
+}
+
+// mysqlSubsystem is the subsystem tag of MySQL's error log lines,
+// after the error code: "[MY-010119] [Server] Aborting".
+var mysqlSubsystem = regexp.MustCompile(`^(\[MY-\d+\]) \[[A-Za-z]+\] `)
+
+// errorLines returns the messages of the first n [ERROR] lines of an
+// error log: what follows "[ERROR] " in MariaDB's
+// ("2026-01-02 10:00:00 0 [ERROR] mariadbd: unknown variable 'x=1'") and
+// MySQL's, with its error code and without its subsystem
+// ("2026-01-02T10:00:00.123456Z 0 [ERROR] [MY-000067] [Server] unknown
+// variable 'x=1'." gives "[MY-000067] unknown variable 'x=1'.").
+func errorLines(lines []string, n int) []string {
+	var errs []string
+	for _, l := range lines {
+		if _, msg, ok := strings.Cut(l, "[ERROR] "); ok && len(errs) < n {
+			errs = append(errs, mysqlSubsystem.ReplaceAllString(msg, "$1 "))
+		}
+	}
+	return errs
 }
 
 func indent(s string) string {
