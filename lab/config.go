@@ -159,6 +159,15 @@ func (w Workload) SysbenchArgs() []string {
 	}
 }
 
+// FreshTables reports whether every run of w needs tables made for it
+// just before: bulk_insert's run inserts ids 1, 2, ... into the empty
+// tables its prepare makes (two columns, not the oltp tests' four), so a
+// second run on the same tables stops at the first duplicate key, and
+// no other test can run on them.
+func (w Workload) FreshTables() bool {
+	return w.Test == "bulk_insert"
+}
+
 // Capture is how the runs are sampled.
 type Capture struct {
 	// Sampler is "auto" (BPF where it can run, else perf), "perf" or "bpf".

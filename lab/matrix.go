@@ -264,6 +264,12 @@ func (s *Session) window(ctx context.Context, step string, w Workload, b *labSer
 	if profiled {
 		tree, what = "runs", "profiled"
 	}
+	if w.FreshTables() { // every window on tables of its own
+		if err := b.srv.Prepare(ctx, w); err != nil {
+			s.logf("%s %s %s repeat %d, %s window: %v", step, w.Name, b.spec.Label, repeat, what, err)
+			return "", fmt.Sprintf("sysbench prepare: %v", err)
+		}
+	}
 	dir = filepath.Join(s.opts.Out, tree, w.Name, b.spec.Label, strconv.Itoa(repeat))
 	s.logf("%s %s %s repeat %d, %s window: sysbench %s, %s", step, w.Name, b.spec.Label, repeat, what, w.Test, w.Duration)
 	c := s.recordConfig(w, b, dir)

@@ -533,13 +533,18 @@ func (s *Server) SysbenchArgs(w Workload, command string, extra ...string) []str
 }
 
 // Prepare creates sysbench's tables for w in database sbtest (dropped and
-// created again first), unless the last Prepare made the same tables. It
+// created again first), unless the last Prepare made the same tables and
+// w's runs leave them usable (a workload with FreshTables gets new ones
+// every time, and the next workload too). It
 // runs `sysbench prepare` in a process group of its own, stopped when
 // ctx is done; its output goes to the config's Log.
 func (s *Server) Prepare(ctx context.Context, w Workload) error {
 	key := fmt.Sprintf("%d/%d", w.Tables, w.TableSize)
+	if w.FreshTables() {
+		key = "" // neither this workload's next run nor another reuses them
+	}
 	s.mu.Lock()
-	same := s.prepared == key
+	same := s.prepared == key && key != ""
 	s.mu.Unlock()
 	if same {
 		return nil
