@@ -37,7 +37,7 @@ workloads:
     warmup: 2s
 `
 
-// TestMySQLBesideMariaDB fetches MySQL 9.7 from Debian sid (about 130 MB
+// TestMySQLBesideMariaDB fetches MySQL 9.7 from Debian sid (about 70 MB
 // into the cache, once) and runs it beside the installed MariaDB 10.11
 // through the lab's matrix (lab.Run, record.Run), one short
 // update-nonindex cell each. It runs in CI (MARIADBTEST_REQUIRE) and with
@@ -224,7 +224,7 @@ func TestSysbenchTestsBothKinds(t *testing.T) {
 func requireMySQLFetch(t *testing.T) {
 	t.Helper()
 	if os.Getenv(FetchEnv) != "1" && os.Getenv(mariadbtest.RequireEnv) == "" {
-		t.Skipf("downloads MySQL 9.7 from Debian sid (~130 MB); set %s=1 to run (CI runs it: %s)", FetchEnv, mariadbtest.RequireEnv)
+		t.Skipf("downloads MySQL 9.7 from Debian sid (~70 MB); set %s=1 to run (CI runs it: %s)", FetchEnv, mariadbtest.RequireEnv)
 	}
 	requireRoot(t)
 	for _, tool := range []string{"apt-get", "apt-cache", "dpkg", "sysbench"} {
