@@ -53,8 +53,8 @@ bench-fidelity:
 bench-svg:
 	$(GO) test ./flamegraph -run '^$$' -bench Render100k -benchtime 5x -benchmem
 
-# The version lab on MariaDB 10.5, 10.11 and 11.8 (root; fetches 10.5 and
-# 11.8 from Debian): the report lands in out/demo.
+# The version lab on MariaDB 10.5, 10.11 and 11.8 and MySQL 9.7 (root;
+# fetches 10.5, 11.8 and 9.7 from Debian): the report lands in out/demo.
 demo:
 	./scripts/demo.sh
 

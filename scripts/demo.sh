@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# make demo: the version lab on three real MariaDB releases.
+# make demo: the version lab on three real MariaDB releases and MySQL.
 # Installs what is missing (linux-perf, mariadb-server, sysbench), builds
-# flamediff, fetches MariaDB 10.5 (Debian bullseye) and 11.8 (trixie) into
-# the cache (~/.cache/flamediff, or FLAMEDIFF_CACHE), runs
-# examples/lab/demo.yaml (update-nonindex and point-select on 10.5, 10.11
-# and 11.8, three interleaved rounds, each cell an unprofiled then a
-# profiled run) and writes the report to out/demo (replacing an earlier
-# demo). DEMO_REPEAT changes the number of rounds.
+# flamediff, fetches MariaDB 10.5 (Debian bullseye) and 11.8 (trixie) and
+# MySQL 9.7 (sid) into the cache (~/.cache/flamediff, or FLAMEDIFF_CACHE),
+# runs examples/lab/demo.yaml (update-nonindex and point-select on 10.5,
+# 10.11, 11.8 and MySQL 9.7, three interleaved rounds, each cell an
+# unprofiled then a profiled run) and writes the report to out/demo
+# (replacing an earlier demo). DEMO_REPEAT changes the number of rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
