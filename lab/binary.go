@@ -79,8 +79,9 @@ func (b *Binary) Env() []string {
 const versionTimeout = 30 * time.Second
 
 // CheckVersion runs `mariadbd --version`, stores the version in b.Version
-// and its kind in b.Kind, and returns the version. A server the loader cannot start gives an error wrapping
-// a *MissingLibraryError (and ErrMissingLibrary) naming the library.
+// and its kind in b.Kind, and returns the version. A server the loader
+// cannot start gives an error wrapping a *MissingLibraryError (and
+// ErrMissingLibrary) naming the library.
 func (b *Binary) CheckVersion(ctx context.Context) (string, error) {
 	out, err := b.output(ctx, "--version")
 	if err != nil {
@@ -150,9 +151,8 @@ func runOutput(ctx context.Context, argv []string, env []string) ([]byte, error)
 // /usr/sbin/mariadbd, or a self-built bin/mysqld) after checking that it
 // runs (--version), which says its kind. Its share directory is found
 // beside it (../share/mariadb or ../share/mysql, or ../share for a MySQL
-// build tree); its
-// libc debug files are the system's (/usr/lib/debug/.build-id) when they
-// match its libc.
+// installed under a prefix of its own); its libc debug files are the
+// system's (/usr/lib/debug/.build-id) when they match its libc.
 func Installed(ctx context.Context, path string) (*Binary, error) {
 	if err := platform(); err != nil {
 		return nil, err

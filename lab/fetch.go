@@ -43,9 +43,9 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(dir, "flamediff"), nil
 }
 
-// Fetcher downloads MariaDB and MySQL servers from Debian suites into a cache
-// directory, with a private apt state per suite under CacheDir/apt (the
-// system's apt configuration, lists and status are never used or
+// Fetcher downloads MariaDB and MySQL servers from Debian suites into a
+// cache directory, with a private apt state per suite under CacheDir/apt
+// (the system's apt configuration, lists and status are never used or
 // changed), and unpacks them under CacheDir/servers.
 type Fetcher struct {
 	// CacheDir holds everything the Fetcher writes.

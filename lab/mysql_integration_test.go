@@ -266,3 +266,63 @@ func TestMySQLStartFails(t *testing.T) {
 		}
 	}
 }
+
+// TestMySQLPathPrefix runs MySQL through path: as a self-built one is
+// run: a mysqld under an install prefix of its own (bin/mysqld,
+// share/english/errmsg.sys, lib/plugin), no kind in the spec. The mysqld
+// is a stand-in: a script that runs sid's mysqld through sid's loader,
+// with the prefix's share and lib/plugin linked to sid's. Resolve must
+// find it MySQL by its --version, take the prefix's share directory, and
+// my.cnf must name the prefix's paths.
+func TestMySQLPathPrefix(t *testing.T) {
+	requireMySQLFetch(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	f, err := NewFetcher(testCacheDir(t), &logWriter{t: t})
+	if err != nil {
+		t.Fatalf("NewFetcher: %v", err)
+	}
+	sid, err := Resolve(ctx, f, ServerSpec{Label: "9.7", Suite: "sid", Kind: MySQL})
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	prefix := t.TempDir()
+	for _, d := range []string{"bin", "lib"} {
+		if err := os.Mkdir(filepath.Join(prefix, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := "#!/bin/sh\nexec " + strings.Join(sid.Command(), " ") + ` "$@"` + "\n"
+	mysqld := filepath.Join(prefix, "bin", "mysqld")
+	if err := os.WriteFile(mysqld, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"share":      sid.ShareDir,
+		"lib/plugin": filepath.Join(sid.Root, "usr/lib/mysql/plugin"),
+	} {
+		if err := os.Symlink(target, filepath.Join(prefix, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := Resolve(ctx, nil, ServerSpec{Label: "own", Path: mysqld})
+	if err != nil {
+		t.Fatalf("Resolve(path %s): %v", mysqld, err)
+	}
+	if b.Kind != MySQL || b.Version != sid.Version || b.ShareDir != filepath.Join(prefix, "share") {
+		t.Errorf("Resolve(path %s) = kind %s, version %q, share %s; want MySQL %s, %s/share", mysqld, b.Kind, b.Version, b.ShareDir, sid.Version, prefix)
+	}
+	srv := startServer(t, ctx, b, "")
+	cnf, err := os.ReadFile(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"basedir=" + prefix + "\n", "lc-messages-dir=" + prefix + "/share\n", "plugin-dir=" + prefix + "/lib/plugin\n"} {
+		if !strings.Contains(string(cnf), want) {
+			t.Errorf("my.cnf lacks %q:\n%s", want, cnf)
+		}
+	}
+	if v, err := srv.Version(ctx); err != nil || !strings.HasPrefix(v, "9.7.") {
+		t.Errorf("SELECT VERSION() = %q, %v; want 9.7.*", v, err)
+	}
+}

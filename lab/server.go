@@ -96,16 +96,16 @@ type Server struct {
 // is complete, and which server made it.
 const bootstrappedName = "bootstrapped"
 
-// StartServer writes my.cnf in cfg.Dir, bootstraps a datadir (MariaDB
-// from its own system-table SQL, MySQL with --initialize-insecure) unless
+// StartServer writes my.cnf in cfg.Dir, bootstraps a datadir (MariaDB from
+// its own system-table SQL, MySQL with --initialize-insecure) unless
 // cfg.Dir has one made by the same server and version (an incomplete one
-// is made again), starts the server on
-// a unix socket in cfg.Dir (no TCP) in a process group of its own, and
-// waits until it answers. The server runs as root when this process is
-// root, else as this user; root connects over the socket without a
-// password. When ctx is done the server is killed; call Stop to shut it
-// down cleanly. A server that fails to bootstrap, start or answer is
-// killed, and the error (wrapping ErrServer) quotes its error log.
+// is made again), starts the server on a unix socket in cfg.Dir (no TCP)
+// in a process group of its own, and waits until it answers. The server
+// runs as root when this process is root, else as this user; root connects
+// over the socket without a password. When ctx is done the server is
+// killed; call Stop to shut it down cleanly. A server that fails to
+// bootstrap, start or answer is killed, and the error (wrapping ErrServer)
+// quotes its error log.
 func StartServer(ctx context.Context, b *Binary, cfg ServerConfig) (*Server, error) {
 	if err := platform(); err != nil {
 		return nil, err
@@ -175,9 +175,10 @@ func (b *Binary) program() string {
 // kind but for the paths of a fetched tree. Both kinds get a unix socket
 // and no TCP, no binary log and a buffer pool that holds the tables;
 // MySQL also gets no X Protocol (mysqlx=OFF), an empty secure-file-priv
-// (its default directory does not exist outside Debian's package, and
-// mysqld aborts without it) and the paths of its own tree, since it has
-// no --bootstrap SQL of the tree to read them from.
+// (its compiled-in /var/lib/mysql-files exists only where the package was
+// installed, and mysqld aborts without it) and, installed or not, the
+// paths of the tree its mysqld is in (basedir, messages, charsets,
+// plugins), so that a self-built one runs from its install prefix.
 func (s *Server) myCnf() string {
 	pool := s.cfg.BufferPool
 	if pool == "" {
