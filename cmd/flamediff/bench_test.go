@@ -47,7 +47,7 @@ func TestBenchFlags(t *testing.T) {
 // A config error names the file, line and fix, and nothing is started.
 func TestBenchBadConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "lab.yaml")
-	if err := os.WriteFile(cfg, []byte("servers:\n  - label: a\n    suite: sid\nworkloads:\n  - test: oltp_point_select\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("servers:\n  - label: a\n    suite: nosuch\nworkloads:\n  - test: oltp_point_select\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
