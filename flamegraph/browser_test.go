@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,68 +16,16 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/flamediff/flamediff/internal/browsertest"
 )
 
-// requireEnv turns the browser test's skip into a failure, as for the
-// tests that need a MariaDB server (internal/mariadbtest): CI sets it.
-const requireEnv = "MARIADBTEST_REQUIRE"
-
-// chromiumEnv names another browser binary than /usr/bin/chromium.
-const chromiumEnv = "FLAMEDIFF_CHROMIUM"
-
-// skipOrFail skips the test with the reason, or fails it when requireEnv is set.
-func skipOrFail(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv(requireEnv) != "" {
-		t.Fatalf("%s (and %s is set, so the browser test must run: apt-get install chromium)", reason, requireEnv)
-	}
-	t.Skip(reason)
-}
-
-// browser starts a headless Chromium with a fresh profile and returns a
-// chromedp context for one tab; it skips the test without Chromium.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	exe := os.Getenv(chromiumEnv)
-	if exe == "" {
-		exe = "/usr/bin/chromium"
-	}
-	if _, err := exec.LookPath(exe); err != nil {
-		skipOrFail(t, fmt.Sprintf("no Chromium at %s (%v): install Debian's chromium or set %s", exe, err, chromiumEnv))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	var log bytes.Buffer
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 760),
-		chromedp.CombinedOutput(&log),
-	)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(alloc)
-	t.Cleanup(cancelTab)
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start %s: %v\nbrowser output:\n%s", exe, err, log.String())
-	}
-	return tab
-}
+// browser starts a headless Chromium for the tests of this file.
+func browser(t *testing.T) context.Context { return browsertest.Start(t, 1200, 760) }
 
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", js, err)
-	}
-	return v
+	return browsertest.Eval[T](t, ctx, js)
 }
 
 // rectOf returns the on-screen centre of frame i and its width attribute.
@@ -388,16 +335,5 @@ func jsEncode(s string) string {
 // shot saves a screenshot of the page as a test artifact.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
-		t.Fatalf("screenshot is not a PNG")
-	}
-	p := filepath.Join(t.ArtifactDir(), name)
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", p)
+	browsertest.Shot(t, ctx, name)
 }
