@@ -17,7 +17,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -41,6 +40,10 @@ type Bars struct {
 	// Stacked stacks the series of a group into one bar: positive parts
 	// upwards from 0, negative parts downwards, in series order.
 	Stacked bool
+	// Colors, when not nil, is each series' colour (so that a series has
+	// the same colour in every chart of a page); else series i is
+	// Color(i).
+	Colors []color.Color
 	// Width and Height are the image's size in points (1/72 inch); 0
 	// means 540 by 300.
 	Width, Height float64
@@ -87,6 +90,9 @@ func (b *Bars) render() ([]byte, error) {
 	}
 	if len(b.Values) != len(b.Series) {
 		return nil, fmt.Errorf("chart %q: %w: %d rows for %d series", b.Title, ErrShape, len(b.Values), len(b.Series))
+	}
+	if b.Colors != nil && len(b.Colors) != len(b.Series) {
+		return nil, fmt.Errorf("chart %q: %w: %d colours for %d series", b.Title, ErrShape, len(b.Colors), len(b.Series))
 	}
 	for s, row := range b.Values {
 		if len(row) != len(b.Groups) {
@@ -177,7 +183,10 @@ func (b *Bars) addBars(p *plot.Plot, legend *plot.Legend, slot vg.Length) error 
 	}
 	var pos, neg *plotter.BarChart
 	for s, name := range b.Series {
-		c := plotutil.Color(s)
+		c := Color(s)
+		if b.Colors != nil {
+			c = b.Colors[s]
+		}
 		if !b.Stacked {
 			bars, err := newBars(b.Values[s], func(v float64) float64 { return v }, barWidth, c)
 			if err != nil {
@@ -225,3 +234,16 @@ func newBars(values []float64, f func(float64) float64, width vg.Length, c color
 	bars.LineStyle = draw.LineStyle{Width: 0}
 	return bars, nil
 }
+
+// palette holds twelve colours told apart easily (Tableau's ten, then two
+// darker ones), so that a report with many versions or subsystems does
+// not reuse a colour before the thirteenth.
+var palette = []color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
+	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
+	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff}, {0x1f, 0x3a, 0x5f, 0xff}, {0x6b, 0x2d, 0x0c, 0xff},
+}
+
+// Color is the colour of the i-th series (from 0), the palette repeating
+// after twelve.
+func Color(i int) color.Color { return palette[i%len(palette)] }

@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
@@ -170,6 +172,30 @@ func TestNaNDrawsNoBar(t *testing.T) {
 	}
 }
 
+// TestColors checks that Colors gives each series its colour: the chart
+// with the default colours given is the default chart, and with series 0
+// and 1 given others their fills are those.
+func TestColors(t *testing.T) {
+	b := grouped()
+	b.Colors = []color.Color{Color(0), Color(1), Color(2), Color(3)}
+	plain := grouped()
+	if !bytes.Equal(render(t, b, false), render(t, plain, false)) {
+		t.Errorf("Colors with the default colours draws another chart")
+	}
+	b.Colors[0], b.Colors[1] = Color(5), Color(0)
+	doc := string(render(t, b, false))
+	for _, c := range []color.Color{Color(5), Color(0)} {
+		r, g, bl, _ := c.RGBA()
+		hex := fmt.Sprintf("fill:#%02X%02X%02X", r>>8, g>>8, bl>>8)
+		if !strings.Contains(doc, hex) {
+			t.Errorf("no %s in the chart with Colors %v", hex, b.Colors[:2])
+		}
+	}
+	if doc == string(render(t, plain, false)) {
+		t.Errorf("Colors has no effect")
+	}
+}
+
 func TestShapeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -178,6 +204,7 @@ func TestShapeErrors(t *testing.T) {
 	}{
 		{"fewer rows than series", func(b *Bars) { b.Values = b.Values[:2] }, true},
 		{"short row", func(b *Bars) { b.Values[1] = b.Values[1][:3] }, true},
+		{"colours for fewer series", func(b *Bars) { b.Colors = []color.Color{Color(0)} }, true},
 		{"no groups", func(b *Bars) { b.Groups = nil }, false},
 		{"no series", func(b *Bars) { b.Series = nil; b.Values = nil }, false},
 	} {
