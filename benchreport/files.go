@@ -184,6 +184,7 @@ func writeFileAtomic(path string, data []byte) error {
 type htmlWorkload struct {
 	Name   string
 	ID     string
+	Charts []htmlChart
 	Tables template.HTML
 	Graphs []graphLink
 }
@@ -192,6 +193,7 @@ type htmlPage struct {
 	Title     string
 	Intro     []string
 	Overview  template.HTML
+	Charts    []htmlChart
 	Workloads []htmlWorkload
 	SVG       bool
 }
@@ -239,6 +241,9 @@ nav a { margin-right: 1em; }
 .graphs figure { margin: 0; width: 48%; min-width: 30em; }
 .graphs img { width: 100%; border: 1px solid #ddd; }
 .graphs figcaption { font-size: 0.9em; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; margin: 1em 0; }
+.charts figure { margin: 0; }
+.charts svg { max-width: 100%; height: auto; }
 </style>
 </head>
 <body>
@@ -246,8 +251,8 @@ nav a { margin-right: 1em; }
 {{range .Intro}}<p>{{.}}</p>
 {{end}}<nav>{{range .Workloads}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}<a href="report.md">report.md</a><a href="report.json">report.json</a></nav>
 {{.Overview}}
-{{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
-{{.Tables}}
+{{template "charts" .Charts}}{{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
+{{template "charts" .Charts}}{{.Tables}}
 {{if $.SVG}}<h3>Flame graphs</h3>
 <p class="note">Plain graphs per version, then differential graphs from the base, normalised per operation (red: more CPU per operation, blue: less). Click a graph to open it: hover for figures, click to zoom, search by regular expression.</p>
 <div class="graphs">
@@ -255,18 +260,21 @@ nav a { margin-right: 1em; }
 {{end}}</div>
 {{end}}{{end}}</body>
 </html>
-`))
+{{define "charts"}}{{if .}}<div class="charts">
+{{range .}}<figure>{{if .Err}}<figcaption>{{.Title}}: no chart: {{.Err}}</figcaption>{{else}}{{.SVG}}{{end}}</figure>
+{{end}}</div>
+{{end}}{{end}}`))
 
 // writeHTML writes index.html: the tables of the markdown report and the
 // flame graphs (linked, shown as images).
 func (r *Report) writeHTML(w io.Writer, graphs map[string][]graphLink) error {
-	p := htmlPage{Title: r.title(), Intro: r.intro(), SVG: r.svg}
+	p := htmlPage{Title: r.title(), Intro: r.intro(), SVG: r.svg, Charts: draw(r.overviewCharts())}
 	var err error
 	if p.Overview, err = htmlTables(r.overview()); err != nil {
 		return fmt.Errorf("report html: %w", err)
 	}
 	for i, wl := range r.Workloads {
-		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name]}
+		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name], Charts: draw(r.workloadCharts(wl))}
 		if hw.Tables, err = htmlTables(r.workloadSections(wl)); err != nil {
 			return fmt.Errorf("report html: %w", err)
 		}
