@@ -122,8 +122,11 @@ type Meta struct {
 	PID       int    `json:"pid,omitempty"`
 	StartTime string `json:"start_time,omitempty"`
 	EndTime   string `json:"end_time,omitempty"`
-	// Figures from the workload's own report (sysbench), for the whole run,
-	// not only the window.
+	// WorkloadReport names the format of the workload's own report when
+	// it printed one flamediff reads: "sysbench" or "super-smack".
+	WorkloadReport string `json:"workload_report,omitempty"`
+	// Figures from the workload's own report (sysbench, super-smack), for
+	// the whole run, not only the window.
 	WorkloadQPS float64 `json:"workload_qps,omitempty"`
 	// WorkloadWindowQPS is the workload's own QPS over the sampling window
 	// (sysbench --report-interval reports wholly inside it), to check the

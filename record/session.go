@@ -378,8 +378,10 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 	}
 	rep, err := workload.ParseSysbench(bytes.NewReader(r.run.Output()))
 	if err != nil {
+		r.superSmack()
 		return reason
 	}
+	r.meta.WorkloadReport = "sysbench"
 	r.meta.WorkloadQPS, r.meta.WorkloadTPS = rep.QPS, rep.TPS
 	r.meta.WorkloadLatencyAvgMs, r.meta.WorkloadLatencyP95Ms, r.meta.WorkloadLatencyMaxMs = rep.LatencyAvgMs, rep.LatencyP95Ms, rep.LatencyMaxMs
 	t0 := r.runStart
@@ -402,6 +404,28 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 		r.meta.OpsCounter = what
 	}
 	return reason
+}
+
+// superSmack reads the workload's output as super-smack's query barrel
+// reports, when it is one: its throughput is the sum of every client's
+// query rates (each client's types ran over the same wall time, clients
+// side by side), over its whole run; without server counters it gives
+// the window's operations, as sysbench's does.
+func (r *recorder) superSmack() {
+	rep, err := workload.ParseSuperSmack(bytes.NewReader(r.run.Output()))
+	if err != nil {
+		return
+	}
+	var qps float64
+	for i := range rep.Barrels {
+		_, q := rep.Barrels[i].Total()
+		qps += q
+	}
+	r.meta.WorkloadReport, r.meta.WorkloadQPS = "super-smack", qps
+	if r.meta.Operations == 0 && r.meta.WindowSeconds > 0 && qps > 0 {
+		r.meta.Operations = int64(qps*r.meta.WindowSeconds + 0.5)
+		r.meta.OpsCounter = "super-smack queries (its whole-run q_per_s summed over clients and query types x window)"
+	}
 }
 
 // write writes the run directory from what the sampler returned.

@@ -49,7 +49,7 @@ func (r *Result) writeStacks(w io.Writer, hint func(*diff.Unwinding) string) {
 func (r *Result) writePerOp(w io.Writer) {
 	m := r.Meta
 	if m.Operations == 0 {
-		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench as the workload) for per-op figures\n")
+		fmt.Fprintf(w, "  no operation count: give --socket (or run sysbench or super-smack as the workload) for per-op figures\n")
 		return
 	}
 	fmt.Fprintf(w, "  %d operations (%s): %.1f o/s, cpu/o %.1f µs, cs/o %.2f\n",

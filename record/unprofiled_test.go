@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -101,6 +102,9 @@ func TestRunUnprofiled(t *testing.T) {
 	if m.Complete == nil || !*m.Complete || len(m.Warnings) != 0 {
 		t.Errorf("complete %v, warnings %q; want a complete run without warnings", m.Complete, m.Warnings)
 	}
+	if m.WorkloadReport != "sysbench" {
+		t.Errorf("workload_report %q, want sysbench", m.WorkloadReport)
+	}
 	// The window is 6 s less the warmup and the margin.
 	if m.WindowSeconds < 3.5 || m.WindowSeconds > 4.5 || m.WindowSeconds > wall {
 		t.Errorf("window %.2f s, want about 4 s (the call took %.2f s)", m.WindowSeconds, wall)
@@ -128,5 +132,54 @@ func TestRunUnprofiled(t *testing.T) {
 	res.WriteSummary(&b, nil)
 	if !strings.Contains(b.String(), "without a sampler") || strings.Contains(b.String(), "samples") {
 		t.Errorf("summary of an unprofiled window:\n%s", b.String())
+	}
+}
+
+// TestRunSuperSmack records a window without a sampler on a CPU burner
+// whose workload prints a real super-smack report (hidba.org, 2011: four
+// query types of one client) after the window, and one whose workload
+// prints no report: the first run's run.json reads the report (format,
+// the q_per_s of its rows summed) and, without server counters, takes its
+// operations from that rate over the window; the second reads none.
+func TestRunSuperSmack(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("recording reads /proc: Linux only")
+	}
+	fixture, err := filepath.Abs("../workload/testdata/supersmack/hidba-2011-my-smack.supersmack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = 497.42 + 4974.16 + 2487.08 + 746.12 // the report's q_per_s column
+	for _, tc := range []struct {
+		name, script, format string
+		qps                  float64
+	}{
+		{"report", "sleep 3; cat " + fixture, "super-smack", want},
+		{"no report", "sleep 3; echo done", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := recordtest.Burner(t)
+			out := filepath.Join(t.TempDir(), "run")
+			_, err := Run(context.Background(), Config{
+				Sampler: SamplerNone, Target: Target{PID: target.Process.Pid}, Warmup: 500 * time.Millisecond, Duration: time.Second,
+				Out: out, Workload: []string{"sh", "-c", tc.script},
+			}, nil)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			m, _ := recordtest.ReadRun(t, out)
+			if m.WorkloadReport != tc.format || math.Abs(m.WorkloadQPS-tc.qps) > 1e-6 {
+				t.Errorf("workload_report %q, workload_qps %v; want %q, %v", m.WorkloadReport, m.WorkloadQPS, tc.format, tc.qps)
+			}
+			if tc.qps == 0 {
+				if m.Operations != 0 {
+					t.Errorf("operations %d (%s) without a report or counters, want 0", m.Operations, m.OpsCounter)
+				}
+				return
+			}
+			if ops := int64(want*m.WindowSeconds + 0.5); m.Operations != ops || !strings.Contains(m.OpsCounter, "super-smack") {
+				t.Errorf("operations %d counted by %q; want %d (the report's rate x the %.3f s window), by super-smack queries", m.Operations, m.OpsCounter, ops, m.WindowSeconds)
+			}
+		})
 	}
 }
