@@ -220,6 +220,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 		effects.judge(rep.Alpha)
 		rep.Workloads = append(rep.Workloads, w)
 		w.Host = hostRows(servers, runsOf)
+		relateHost(w.Host, rep.Base)
 		for _, srv := range servers {
 			all = append(all, runsOf[srv]...)
 		}

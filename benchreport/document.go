@@ -215,7 +215,7 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 		out = append(out, r.attributionSection(w), r.topSelfSection(w))
 	}
 	if w.Host != nil {
-		out = append(out, r.hostSection(w))
+		out = append(out, r.hostSections(w)...)
 	}
 	for _, t := range w.Subtrees {
 		out = append(out, r.subtreeSection(w, t))

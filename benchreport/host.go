@@ -25,6 +25,38 @@ type HostRow struct {
 	StealPct *Figure `json:"steal_pct,omitempty"`
 	// CPUFreq is "not exposed", "unchanged", or "changed in N of M runs".
 	CPUFreq string `json:"cpu_freq,omitempty"`
+	// Relative holds the medians of CPUPerOp and CSPerOp divided by the
+	// base's; nil for a version or base without them.
+	Relative *HostRelative `json:"relative,omitempty"`
+}
+
+// HostRelative is a version's host figures over the base's (a field is
+// nil when either side lacks the figure or the base's is 0).
+type HostRelative struct {
+	CPUPerOp *float64 `json:"cpu_us_per_op,omitempty"`
+	CSPerOp  *float64 `json:"ctxt_per_op,omitempty"`
+}
+
+// relateHost sets each row's figures relative to the base's row.
+func relateHost(rows []*HostRow, base string) {
+	var b *HostRow
+	for _, h := range rows {
+		if h.Server == base && h.Repeats > 0 {
+			b = h
+		}
+	}
+	if b == nil {
+		return
+	}
+	for _, h := range rows {
+		if h.Repeats == 0 {
+			continue
+		}
+		hr := &HostRelative{CPUPerOp: rel(h.CPUPerOp, b.CPUPerOp), CSPerOp: rel(h.CSPerOp, b.CSPerOp)}
+		if hr.CPUPerOp != nil || hr.CSPerOp != nil {
+			h.Relative = hr
+		}
+	}
 }
 
 // hostRows returns the host figures of each server's usable runs, in
@@ -140,6 +172,26 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// hostSections are the tables of the whole machine's figures of a
+// workload: absolute, then relative to the base, as the server's own.
+func (r *Report) hostSections(w *Workload) []report.Section {
+	out := []report.Section{r.hostSection(w)}
+	if !slices.ContainsFunc(w.Host, func(h *HostRow) bool { return h.Relative != nil }) {
+		return out
+	}
+	s := report.Section{Title: "Host relative to " + r.Base,
+		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("host cpu/o"), report.NumColumn("host cs/o")}}
+	for _, h := range w.Host {
+		row := []report.Cell{txt(r.serverHead(w, h.Server)), txt("-"), txt("-")}
+		if h.Relative != nil {
+			row[1], row[2] = txt(optRatio(h.Relative.CPUPerOp)), txt(optRatio(h.Relative.CSPerOp))
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	s.Notes = append(s.Notes, fmt.Sprintf("Each version's host median divided by %s's: above 1, the machine as a whole spends more per operation.", r.Base))
+	return append(out, s)
 }
 
 // hostSection is the table of the whole machine's figures of a workload.

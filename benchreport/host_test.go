@@ -19,10 +19,16 @@ func hostRuns(t *testing.T, placement func(server string, repeat int) map[string
 	for _, srv := range []string{"10.11", "11.8"} {
 		for k := 1; k <= 3; k++ {
 			dst := filepath.Join(dir, srv, fmt.Sprint(k))
+			// 10.11 spends 0.8 times 11.8's host CPU per op and makes twice
+			// its switches.
+			cpu, cs := 10.0*float64(k), float64(k)
+			if srv == "10.11" {
+				cpu, cs = 8*float64(k), 2*float64(k)
+			}
 			copyRun(t, fixtureDir(srv, "point-select"), dst, func(m map[string]any) {
 				m["host"] = map[string]any{"cpus": 2, "seconds": 10, "cpu_seconds": 15, "user_seconds": 9, "system_seconds": 6,
 					"idle_seconds": 5, "steal_seconds": 0, "steal_share": 0.001 * float64(k), "ctxt": 100000,
-					"cpu_us_per_op": 10.0 * float64(k), "ctxt_per_op": float64(k),
+					"cpu_us_per_op": cpu, "ctxt_per_op": cs,
 					"cpu_freq": map[string]any{"exposed": false, "note": "not exposed"}}
 				if p := placement(srv, k); p != nil {
 					m["placement"] = p
@@ -57,8 +63,16 @@ func TestHostAndPlacement(t *testing.T) {
 	if f := h[0].StealPct; f == nil || math.Abs(f.Median-0.2) > 1e-12 || h[0].CPUFreq != "not exposed" {
 		t.Errorf("10.11 steal %% = %+v, CPU frequency %q; want median 0.2, not exposed", f, h[0].CPUFreq)
 	}
+	if x := h[1].Relative; x == nil || x.CPUPerOp == nil || x.CSPerOp == nil || *x.CPUPerOp != 20.0/16 || *x.CSPerOp != 2.0/4 {
+		t.Errorf("11.8 host relative %+v, want cpu/o 20/16, cs/o 2/4", x)
+	}
+	if x := h[0].Relative; x == nil || *x.CPUPerOp != 1 || *x.CSPerOp != 1 {
+		t.Errorf("10.11 (the base) host relative %+v, want 1 and 1", x)
+	}
 	md := markdown(t, r)
-	for _, s := range []string{want, "Host: the whole machine, client included", "| 11.8 | 3 | 20.00 (10.00–30.00) | 2.00 (1.00–3.00) | 0.20 (0.10–0.30) | not exposed |"} {
+	rel := "| 11.8 | 1.25 | 0.50 |"
+	for _, s := range []string{want, "Host: the whole machine, client included", "| 11.8 | 3 | 20.00 (10.00–30.00) | 2.00 (1.00–3.00) | 0.20 (0.10–0.30) | not exposed |",
+		"Host relative to 10.11", rel} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report.md has no %q:\n%s", s, md)
 		}
