@@ -648,6 +648,17 @@ func TestWriteFiles(t *testing.T) {
 			t.Errorf("%s differs from what WriteJSON/WriteMarkdown write", name)
 		}
 	}
+	// The rQPS matrix as text and CSV, beside report.md, linked from the page.
+	for _, name := range []string{RQPSTextFile, RQPSCSVFile} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, data)
+		if !bytes.Contains(html, []byte(`<a href="`+name+`">`)) {
+			t.Errorf("index.html does not link %s", name)
+		}
+	}
 	// A second write gives the same bytes and leaves no temporary file.
 	before := snapshot(t, dir)
 	if err := r.WriteFiles(dir); err != nil {

@@ -17,6 +17,8 @@
 //     subtree share, the median, the spread (min–max) and whether the
 //     difference from the base is more than noise (diff.Compare: Welch's
 //     t-test and a permutation test), with both p-values;
+//   - the rQPS matrix also as aligned plain text and as CSV (rqps.txt,
+//     rqps.csv);
 //   - plain and differential (per-op normalised) flame graphs.
 //
 // A repeat may be two windows (Run.MeasureDir and Run.Dir): one measured

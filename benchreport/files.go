@@ -34,7 +34,8 @@ type graphLink struct {
 }
 
 // WriteFiles writes the report into dir (created if need be): report.json,
-// report.md, index.html and, with Options.SVG, for each workload a flame
+// report.md, the rQPS matrix as rqps.txt and rqps.csv (WriteRQPSText,
+// WriteRQPSCSV), index.html and, with Options.SVG, for each workload a flame
 // graph per version, svg/WORKLOAD/VERSION.svg, and a differential flame
 // graph normalised per operation from the base to each other version,
 // svg/WORKLOAD/BASE-vs-VERSION.svg (names with characters other than
@@ -62,6 +63,16 @@ func (r *Report) WriteFiles(dir string) error {
 		return err
 	}
 	files[MarkdownFile] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := r.WriteRQPSText(&buf); err != nil {
+		return err
+	}
+	files[RQPSTextFile] = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	if err := r.WriteRQPSCSV(&buf); err != nil {
+		return err
+	}
+	files[RQPSCSVFile] = bytes.Clone(buf.Bytes())
 	buf.Reset()
 	if err := r.writeHTML(&buf, graphs); err != nil {
 		return err
@@ -249,7 +260,7 @@ nav a { margin-right: 1em; }
 <body>
 <h1>{{.Title}}</h1>
 {{range .Intro}}<p>{{.}}</p>
-{{end}}<nav>{{range .Workloads}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}<a href="report.md">report.md</a><a href="report.json">report.json</a></nav>
+{{end}}<nav>{{range .Workloads}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}<a href="report.md">report.md</a><a href="report.json">report.json</a><a href="rqps.txt">rqps.txt</a><a href="rqps.csv">rqps.csv</a></nav>
 {{.Overview}}
 {{template "charts" .Charts}}{{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
 {{template "charts" .Charts}}{{.Tables}}
