@@ -26,7 +26,7 @@ type HTMLOptions struct {
 }
 
 type htmlCell struct {
-	Text, Class, Title string
+	Text, Class, Title, Href string
 }
 
 type htmlSection struct {
@@ -45,7 +45,7 @@ var sectionTemplate = template.Must(template.New("section").Parse(`{{.Open}}{{.T
 {{end}}{{if .Table}}<table>
 <thead><tr>{{range .Heads}}<th{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{else}}<p>{{.IfEmpty}}</p>
@@ -106,7 +106,7 @@ func numClass(num bool) string {
 
 func htmlCellOf(c Cell, col Column, o HTMLOptions) htmlCell {
 	text := names.Clean(strings.Repeat(o.Indent, c.Level) + c.Text + c.Suffix)
-	h := htmlCell{Text: text, Class: numClass(col.Numeric), Title: names.Clean(c.Title)}
+	h := htmlCell{Text: text, Class: numClass(col.Numeric), Title: names.Clean(c.Title), Href: c.Href}
 	switch {
 	case o.Shorten && !col.Numeric:
 		h.Class = "name"

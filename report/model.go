@@ -47,6 +47,9 @@ type Cell struct {
 	Title string
 	// Class holds extra HTML classes of the cell ("noise", "missing").
 	Class string
+	// Href, when set, makes the HTML writer show the cell's text as a link
+	// to it (a path relative to the page); the other writers ignore it.
+	Href string
 }
 
 // Text returns a plain cell.

@@ -105,6 +105,8 @@ func TestHTMLTables(t *testing.T) {
 		{"plain text cell without class", bench, Text("total"), false, `<td>total</td>`},
 		{"name with its tooltip", bench, Cell{Text: "a…z", Name: true, Level: 1, Title: "abcz"}, false, "<td class=\"name\" title=\"abcz\">\u00a0\u00a0a…z</td>"},
 		{"extra class", bench, Cell{Text: "≈1.00", Class: "noise"}, true, `<td class="num noise">≈1.00</td>`},
+		{"link", bench, Cell{Text: "▲ 11.8", Href: "svg/w/10.11-vs-11.8.svg"}, false, `<td><a href="svg/w/10.11-vs-11.8.svg">▲ 11.8</a></td>`},
+		{"link escaped", bench, Cell{Text: "a", Href: `svg/"x"&.svg`}, false, `<td><a href="svg/%22x%22&amp;.svg">a</a></td>`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
