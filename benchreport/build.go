@@ -227,6 +227,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 		if err := computeWorkload(rep, w, runsOf, roots, m); err != nil {
 			return nil, err
 		}
+		computeSeries(rep, w, runsOf, m)
 	}
 	rep.Roots = resolvedRoots(rep, roots)
 	rep.FiguresWindow = figuresWindow(rep)

@@ -17,6 +17,11 @@
 //     subtree share, the median, the spread (min–max) and whether the
 //     difference from the base is more than noise (diff.Compare: Welch's
 //     t-test and a permutation test), with both p-values;
+//   - with three or more versions, every figure as a series over the
+//     versions in server order (taken as release order), the version where
+//     it stepped beyond the noise and stayed marked (the rule is in
+//     series.go and docs/lab.md), with the differential flame graph of the
+//     step;
 //   - the rQPS matrix also as aligned plain text and as CSV (rqps.txt,
 //     rqps.csv);
 //   - plain and differential (per-op normalised) flame graphs.
@@ -141,6 +146,22 @@
 //	        "delta_us_per_op": float
 //	      }]
 //	    }],
+//	    "series": {               // optional: with three or more versions with figures (docs/lab.md)
+//	      "servers": [string],     // the versions of the series, in "servers" order
+//	      "tested": bool,          // false: a version has fewer than two repeats, nothing marked
+//	      "notes": [string],       // optional: versions left out, why untested, server kinds
+//	      "figures": [series_figure],    // o/s, cpu/o, cs/o, r/o, rKB/o, wKB/o (those measured)
+//	      "subsystems": [series_figure], // optional: each subsystem's µs/op, profiled windows
+//	      "families": [{"table": string, "stage": int, "tests": int, "level": float}]
+//	                               // optional: the splits judged together, per table and stage
+//	    },
+//	    // series_figure: {"name": string, "key": string (the version's field, or
+//	    //   "subsystem_us_per_op"), "medians": [float|null] (per series server),
+//	    //   "change_point": step (optional: the first step), "steps": [step]}
+//	    // step: {"server": string, "previous": string, "from": string,
+//	    //   "direction": "up"|"down", "before": float, "after": float (medians of
+//	    //   the pooled repeats), "ratio": float (optional: after/before), "test": test,
+//	    //   "stage": int, "graph": string (optional: the step's differential flame graph)}
 //	    "notes": [string]
 //	  }]
 //	}

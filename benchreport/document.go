@@ -217,6 +217,7 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 	if w.Host != nil {
 		out = append(out, r.hostSections(w)...)
 	}
+	out = append(out, r.seriesSections(w)...)
 	for _, t := range w.Subtrees {
 		out = append(out, r.subtreeSection(w, t))
 	}

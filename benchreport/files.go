@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,10 +37,13 @@ type graphLink struct {
 // WriteFiles writes the report into dir (created if need be): report.json,
 // report.md, the rQPS matrix as rqps.txt and rqps.csv (WriteRQPSText,
 // WriteRQPSCSV), index.html and, with Options.SVG, for each workload a flame
-// graph per version, svg/WORKLOAD/VERSION.svg, and a differential flame
-// graph normalised per operation from the base to each other version,
-// svg/WORKLOAD/BASE-vs-VERSION.svg (names with characters other than
-// letters, digits, '.', '_' and '-' have them replaced by '_'). A graph
+// graph per version, svg/WORKLOAD/VERSION.svg, a differential flame graph
+// normalised per operation from the base to each other version,
+// svg/WORKLOAD/BASE-vs-VERSION.svg, and one from the version before each
+// step of the workload's version series to the step's version when the
+// former is not the base, svg/WORKLOAD/PREV-vs-VERSION.svg (Step.Graph).
+// Names with characters other than letters, digits, '.', '_' and '-' have
+// them replaced by '_'. A graph
 // that cannot be drawn is named on the page with the reason; it is not an
 // error. Every file is written atomically (a temporary file in the same
 // directory, then a rename), so that an interrupted run never leaves a
@@ -171,7 +175,34 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 			return flamegraph.LayoutDiff(base, p, o)
 		})
 	}
+	r.renderStepGraphs(w, draw)
 	return links
+}
+
+// renderStepGraphs draws the differential flame graph of every step of
+// the workload's series (Step.Graph) that is not one from the base.
+func (r *Report) renderStepGraphs(w *Workload, draw func(string, string, func() (*flamegraph.Graph, error))) {
+	if w.Series == nil {
+		return
+	}
+	drawn := map[string]bool{}
+	for _, f := range slices.Concat(w.Series.Figures, w.Series.Subsystems) {
+		for _, st := range f.Steps {
+			if st.Graph == "" || drawn[st.Graph] || st.Previous == r.Base {
+				continue
+			}
+			drawn[st.Graph] = true // once, whichever figures stepped there
+			before, after := w.merged[st.Previous], w.merged[st.Server]
+			o := r.graphOptions()
+			o.Title = fmt.Sprintf("%s: step %s → %s", w.Name, st.Previous, st.Server)
+			o.Subtitle = "Change in CPU µs per operation; widths follow " + st.Server
+			o.Normalize = flamegraph.NormalizePerOp
+			o.BaseLabel, o.TargetLabel = st.Previous, st.Server
+			draw("step "+st.Previous+" → "+st.Server, st.Graph, func() (*flamegraph.Graph, error) {
+				return flamegraph.LayoutDiff(before, after, o)
+			})
+		}
+	}
 }
 
 func (r *Report) graphOptions() flamegraph.Options {
@@ -265,7 +296,7 @@ nav a { margin-right: 1em; }
 {{template "charts" .Charts}}{{range .Workloads}}<h2 id="{{.ID}}">{{.Name}}</h2>
 {{template "charts" .Charts}}{{.Tables}}
 {{if $.SVG}}<h3>Flame graphs</h3>
-<p class="note">Plain graphs per version, then differential graphs from the base, normalised per operation (red: more CPU per operation, blue: less). Click a graph to open it: hover for figures, click to zoom, search by regular expression.</p>
+<p class="note">Plain graphs per version, then differential graphs from the base and of each step of the version series, normalised per operation (red: more CPU per operation, blue: less). Click a graph to open it: hover for figures, click to zoom, search by regular expression.</p>
 <div class="graphs">
 {{range .Graphs}}<figure>{{if .Err}}<figcaption>{{.Title}}: no graph: {{.Err}}</figcaption>{{else}}<a href="{{.Href}}"><img src="{{.Href}}" alt="flame graph {{.Title}}"></a><figcaption><a href="{{.Href}}">{{.Title}}</a></figcaption>{{end}}</figure>
 {{end}}</div>

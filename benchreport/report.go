@@ -51,6 +51,10 @@ type Workload struct {
 	// Host is each version's whole-machine figures (run.json host); nil
 	// when no run recorded them.
 	Host []*HostRow `json:"host,omitempty"`
+	// Series is the workload's figures over its versions in server order
+	// and where they stepped beyond the noise; nil with fewer than three
+	// versions with figures.
+	Series *Series `json:"series,omitempty"`
 
 	// merged holds each usable version's repeats merged, with the median
 	// per-op figures (see the package documentation), by server.

@@ -127,6 +127,11 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	}
 	r.writeNoise(printf)
 	for _, wl := range r.Workloads {
+		if line := wl.seriesSummary(); line != "" {
+			printf("%s\n", line)
+		}
+	}
+	for _, wl := range r.Workloads {
 		if len(wl.Comparisons) == 0 {
 			continue
 		}
