@@ -118,6 +118,10 @@ type Config struct {
 
 	// Workload is the command that drives the server (none when empty).
 	Workload []string
+	// WorkloadEnv is more environment for the workload ("NAME=value",
+	// such as sysbench's LUA_PATH), added to this process's; run.json's
+	// workload puts it before the command.
+	WorkloadEnv []string
 	// Placement is where the server's threads and the workload run
 	// (ParsePlacement): "none" ("": left to the scheduler), "same" (one
 	// CPU), "separate" (two), or "server=CPUS,client=CPUS". Run pins the

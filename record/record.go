@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func (r *recorder) describe(ctx context.Context) error {
 	r.meta.Sampler, r.meta.SamplerReason = sampler, reason
 	r.meta.Label = c.Label
 	if len(c.Workload) > 0 {
-		r.meta.Workload = strings.Join(c.Workload, " ")
+		r.meta.Workload = strings.Join(append(slices.Clone(c.WorkloadEnv), c.Workload...), " ")
 	}
 	if sampler == SamplerNone {
 		r.meta.Window = fold.WindowUnprofiled

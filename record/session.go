@@ -169,7 +169,7 @@ func (r *recorder) startWorkload(ctx context.Context) error {
 	r.threads = &markWriter{w: f, mark: []byte("Threads started!")}
 	var run *workload.Run
 	err = r.startClient(func() (err error) {
-		run, err = workload.Start(context.WithoutCancel(ctx), c.Workload, r.threads)
+		run, err = workload.StartEnv(context.WithoutCancel(ctx), c.Workload, c.WorkloadEnv, r.threads)
 		return err
 	})
 	if err != nil {

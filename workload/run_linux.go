@@ -29,6 +29,13 @@ const (
 // done before the command exits, the Run is stopped with DefaultGrace.
 // A command that cannot be found or started is an error naming it.
 func Start(ctx context.Context, args []string, log io.Writer) (*Run, error) {
+	return StartEnv(ctx, args, nil, log)
+}
+
+// StartEnv is Start with env ("NAME=value") added to this process's
+// environment for the command (a later entry replaces an earlier one of
+// the same name, as os/exec does).
+func StartEnv(ctx context.Context, args, env []string, log io.Writer) (*Run, error) {
 	if len(args) == 0 || args[0] == "" {
 		return nil, errors.New("start workload: no command")
 	}
@@ -47,6 +54,9 @@ func Start(ctx context.Context, args []string, log io.Writer) (*Run, error) {
 	}
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Args[0] = args[0]
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()

@@ -23,6 +23,11 @@ func Start(ctx context.Context, args []string, log io.Writer) (*Run, error) {
 	return nil, fmt.Errorf("start workload: %w on this system", errors.ErrUnsupported)
 }
 
+// StartEnv is Start with more environment: Linux only, as Start.
+func StartEnv(ctx context.Context, args, env []string, log io.Writer) (*Run, error) {
+	return nil, fmt.Errorf("start workload: %w on this system", errors.ErrUnsupported)
+}
+
 func (r *Run) signalGroup(sig groupSignal) error {
 	return fmt.Errorf("workload %s: signal: %w", r.name, errors.ErrUnsupported)
 }
