@@ -21,6 +21,7 @@ import (
 	"github.com/flamediff/flamediff/internal/textdist"
 	"github.com/flamediff/flamediff/internal/yamlpos"
 	"github.com/flamediff/flamediff/record"
+	"github.com/flamediff/flamediff/workload/suite"
 )
 
 // ErrInvalidConfig is wrapped by ParseConfig's error when the config has
@@ -79,8 +80,12 @@ type Config struct {
 	// ServerOptions are my.cnf settings for every server, before each
 	// server's own Options.
 	ServerOptions []string
-	// Workloads are the sysbench runs, in the order given.
+	// Workloads are the sysbench runs: those of Suite, then those
+	// listed, in the order given.
 	Workloads []Workload
+	// Suite is the preset of named microbenchmarks the config runs
+	// ("small", "full": suite.Preset), its workloads first; "" for none.
+	Suite string
 	// Capture says how to sample.
 	Capture Capture
 	// Map is the symbol map's path as written (empty: none); a relative
@@ -123,10 +128,22 @@ type ServerSpec struct {
 
 // Workload is one sysbench run of a config.
 type Workload struct {
-	// Name labels the workload in reports; the test name by default.
+	// Name labels the workload in reports; by default the test name, with
+	// "-RANGE" after a microbenchmark's that takes a range
+	// ("random-points-1000").
 	Name string
-	// Test is the sysbench test ("oltp_point_select").
+	// Test is the sysbench test ("oltp_point_select") or the named
+	// microbenchmark ("random-points", Bench) as the config gives it.
 	Test string
+	// Bench is the named microbenchmark of Test (package workload/suite),
+	// with its range, sysbench test or script and options; nil when Test
+	// is one of sysbench's own tests (SysbenchTests).
+	Bench *suite.Bench
+	// Scripts is the directory the suite's Lua scripts are written to
+	// (suite.WriteScripts), from which sysbench runs a Bench that is a
+	// script; the lab sets it at run time (a parsed config leaves it
+	// empty).
+	Scripts string
 	// Tables, TableSize and Threads are sysbench's --tables,
 	// --table-size and --threads.
 	Tables, TableSize, Threads int
@@ -142,21 +159,73 @@ type Workload struct {
 	Line int
 }
 
-// SysbenchArgs returns the sysbench options of the workload that do not
-// depend on the server: test name, --tables, --table-size, --threads,
-// --time and --db-ps-mode.
+// SysbenchArgs returns the sysbench options of the workload's runs that
+// do not depend on the server: the test (a Bench's sysbench test, or its
+// script's path under Scripts), a Bench's options (before the workload's
+// own), --tables, --table-size (a Bench's TableSize when it has one:
+// update-one runs on one row of the prepared table), --threads, --time
+// and --db-ps-mode.
 func (w Workload) SysbenchArgs() []string {
-	ps := "disable"
+	test, size := w.Test, w.TableSize
+	var args []string
+	if w.Bench != nil {
+		test, args = w.Bench.TestArg(w.Scripts), w.Bench.Args
+		if w.Bench.TableSize > 0 {
+			size = w.Bench.TableSize
+		}
+	}
+	out := append([]string{test}, args...)
+	return append(out,
+		"--tables="+strconv.Itoa(w.Tables),
+		"--table-size="+strconv.Itoa(size),
+		"--threads="+strconv.Itoa(w.Threads),
+		"--time="+strconv.Itoa(int(w.Duration/time.Second)),
+		"--db-ps-mode="+w.psMode(),
+	)
+}
+
+func (w Workload) psMode() string {
 	if w.PreparedStatements {
-		ps = "auto"
+		return "auto"
 	}
-	return []string{w.Test,
-		"--tables=" + strconv.Itoa(w.Tables),
-		"--table-size=" + strconv.Itoa(w.TableSize),
-		"--threads=" + strconv.Itoa(w.Threads),
-		"--time=" + strconv.Itoa(int(w.Duration/time.Second)),
-		"--db-ps-mode=" + ps,
+	return "disable"
+}
+
+// PrepareArgs returns the sysbench options of `sysbench prepare` for the
+// workload's tables: its own test's for a sysbench test; for a Bench,
+// oltp_point_select's (the stock sbtest schema every microbenchmark
+// runs on) with suite.PrepareArgs (k uniform), --tables and the
+// workload's --table-size.
+func (w Workload) PrepareArgs() []string {
+	if w.Bench == nil {
+		return w.SysbenchArgs()
 	}
+	out := append([]string{"oltp_point_select"}, suite.PrepareArgs()...)
+	return append(out,
+		"--tables="+strconv.Itoa(w.Tables),
+		"--table-size="+strconv.Itoa(w.TableSize),
+		"--db-ps-mode="+w.psMode(),
+	)
+}
+
+// SysbenchEnv returns the environment sysbench's runs of the workload
+// need: LUA_PATH with Scripts (suite.LuaPath) for a Bench that is a
+// script, which requires the suite's shared module; nil otherwise.
+func (w Workload) SysbenchEnv() []string {
+	if w.Bench == nil || !w.Bench.Script {
+		return nil
+	}
+	return []string{"LUA_PATH=" + suite.LuaPath(w.Scripts)}
+}
+
+// RowsPerQuery returns the rows each query of the workload reads when
+// its throughput is rows per second (a Bench with RowsPerQuery, scan:
+// the table size), else 0.
+func (w Workload) RowsPerQuery() int {
+	if w.Bench == nil || !w.Bench.RowsPerQuery {
+		return 0
+	}
+	return w.TableSize
 }
 
 // FreshTables reports whether every run of w needs tables made for it
@@ -320,10 +389,13 @@ func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
 }
 
 var (
-	topKeys      = []string{"servers", "server_options", "workloads", "capture", "map", "roots", "placement"}
+	topKeys      = []string{"servers", "server_options", "workloads", "suite", "workload_defaults", "capture", "map", "roots", "placement"}
 	serverKeys   = []string{"label", "path", "suite", "kind", "package", "options", "base"}
-	workloadKeys = []string{"name", "test", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
-	captureKeys  = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
+	workloadKeys = []string{"name", "test", "range", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
+	// defaultKeys are the keys of workload_defaults: a workload's
+	// settings, not what it runs.
+	defaultKeys = []string{"tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
+	captureKeys = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
 )
 
 func (p *configParser) parse(data []byte) {
@@ -371,10 +443,15 @@ func (p *configParser) parse(data []byte) {
 	if n, ok := keys["server_options"]; ok {
 		c.ServerOptions = p.options(n, "server_options")
 	}
+	defaults := p.workloadDefaults(keys["workload_defaults"])
+	names := map[string]int{}
+	if n, ok := keys["suite"]; ok {
+		p.suite(n, defaults, names)
+	}
 	if n, ok := keys["workloads"]; ok {
-		p.workloads(n)
-	} else {
-		p.errorf(root, "add a workloads: list, e.g. workloads: [{test: oltp_point_select}]", "no workloads")
+		p.workloads(n, defaults, names)
+	} else if _, ok := keys["suite"]; !ok {
+		p.errorf(root, "add a workloads: list, e.g. workloads: [{test: oltp_point_select}], or suite: small", "no workloads")
 	}
 	if n, ok := keys["capture"]; ok {
 		p.capture(n)
@@ -557,12 +634,160 @@ func (p *configParser) options(n *yaml.Node, where string) []string {
 	return out
 }
 
-func (p *configParser) workloads(n *yaml.Node) {
+// workloadDefaults reads workload_defaults (n may be nil): the settings
+// every workload of the config (the suite's and those listed) starts
+// from, themselves defaulting to DefaultTables, DefaultTableSize and so on.
+func (p *configParser) workloadDefaults(n *yaml.Node) Workload {
+	w := Workload{Tables: DefaultTables, TableSize: DefaultTableSize, Threads: DefaultThreads,
+		Duration: DefaultDuration, Warmup: DefaultWarmup, PreparedStatements: true}
+	if n == nil {
+		return w
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "write e.g. workload_defaults: {duration: 10s, warmup: 2s, table_size: 10000}", "workload_defaults must be a mapping, found %s", kindName(n))
+		return w
+	}
+	p.settings(p.mapping(n, defaultKeys, "workload_defaults"), "workload_defaults", n, &w)
+	return w
+}
+
+// settings reads a workload's settings (tables, table_size, threads,
+// duration, warmup, prepared_statements) from keys into w, and checks
+// the warmup against the duration when keys set either.
+func (p *configParser) settings(keys map[string]*yaml.Node, where string, n *yaml.Node, w *Workload) {
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"tables", &w.Tables}, {"table_size", &w.TableSize}, {"threads", &w.Threads}} {
+		if v, ok := keys[f.key]; ok {
+			p.positive(v, where+"."+f.key, f.dst)
+		}
+	}
+	dur, hasDur := keys["duration"]
+	if hasDur {
+		p.duration(dur, where+".duration", &w.Duration)
+		if w.Duration == 0 {
+			p.errorf(dur, "give a duration such as 30s", "%s: duration must be more than zero", where)
+		}
+	}
+	warm, hasWarm := keys["warmup"]
+	if hasWarm {
+		p.duration(warm, where+".warmup", &w.Warmup)
+	}
+	if (hasDur || hasWarm) && w.Warmup >= w.Duration && w.Duration > 0 {
+		node := n
+		if hasWarm {
+			node = warm
+		}
+		p.errorf(node, "make the warmup shorter than the duration, or the duration longer", "%s: warmup %v is not shorter than duration %v", where, w.Warmup, w.Duration)
+	}
+	if v, ok := keys["prepared_statements"]; ok {
+		var b bool
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+			p.errorf(v, "write true (sysbench --db-ps-mode=auto) or false (disable)", "%s: prepared_statements must be true or false, found %s", where, kindName(v))
+		}
+		w.PreparedStatements = b
+	}
+}
+
+// benchName is the default name of a workload running b: its name, with
+// "-RANGE" when it takes a range.
+func benchName(b suite.Bench) string {
+	if b.Range > 0 {
+		return b.Name + "-" + strconv.Itoa(b.Range)
+	}
+	return b.Name
+}
+
+// suite reads suite: and appends the preset's workloads, each from the
+// defaults, named by benchName.
+func (p *configParser) suite(n *yaml.Node, defaults Workload, names map[string]int) {
+	presets := suite.PresetNames()
+	name, ok := p.str(n, "suite", "write one of "+strings.Join(presets, ", "))
+	if !ok {
+		return
+	}
+	benches, err := suite.Preset(name)
+	if err != nil {
+		hint := didYouMean(name, presets, "known suites of microbenchmarks")
+		if slices.Contains(Suites, name) {
+			hint = "the top-level suite: names microbenchmarks (" + strings.Join(presets, ", ") + "); a Debian suite goes in a server's suite:"
+		}
+		p.errorf(n, hint, "suite: unknown suite of microbenchmarks %q", name)
+		return
+	}
+	p.c.Suite = name
+	for _, b := range benches {
+		w := defaults
+		w.Test, w.Name, w.Line = b.Name, benchName(b), n.Line
+		w.Bench = &b
+		names[w.Name] = n.Line
+		p.c.Workloads = append(p.c.Workloads, w)
+	}
+}
+
+// knownTests are the names a workload's test: takes.
+func knownTests() []string {
+	return append(slices.Clone(SysbenchTests), suite.Names()...)
+}
+
+// test reads a workload's test: and range: into w.
+func (p *configParser) test(keys map[string]*yaml.Node, where string, wn *yaml.Node, w *Workload) {
+	rng := 0
+	rn, hasRange := keys["range"]
+	if hasRange {
+		p.positive(rn, where+".range", &rng)
+	}
+	v, ok := keys["test"]
+	if !ok {
+		p.errorf(wn, "add test: followed by a sysbench test such as oltp_point_select or a microbenchmark such as random-points", "%s has no test", where)
+		return
+	}
+	t, ok := p.str(v, where+".test", "write a sysbench test such as oltp_point_select or a microbenchmark such as random-points")
+	if !ok {
+		return
+	}
+	w.Test = t
+	if slices.Contains(SysbenchTests, t) {
+		if hasRange {
+			p.errorf(rn, "remove range:, or name a microbenchmark that takes one: "+strings.Join(rangedBenches(), ", "), "%s: range is for the named microbenchmarks; %s is sysbench's own test", where, t)
+		}
+		return
+	}
+	if _, err := suite.Lookup(t, 0); err != nil {
+		hint := "sysbench tests: " + strings.Join(SysbenchTests, ", ") + "; microbenchmarks: " + strings.Join(suite.Names(), ", ")
+		if best := textdist.Closest(t, knownTests(), max(2, len(t)/4)); best != "" {
+			hint = fmt.Sprintf("did you mean %q?", best)
+		}
+		p.errorf(v, hint, "%s: unknown test %q", where, t)
+		return
+	}
+	b, err := suite.Lookup(t, rng)
+	if err != nil {
+		if rng > 0 {
+			p.errorf(rn, "remove range:, or name a microbenchmark that takes one: "+strings.Join(rangedBenches(), ", "), "%s: %s takes no range", where, t)
+		}
+		return
+	}
+	w.Bench = &b
+}
+
+// rangedBenches are the microbenchmarks that take a range.
+func rangedBenches() []string {
+	var out []string
+	for _, n := range suite.Names() {
+		if b, err := suite.Lookup(n, 0); err == nil && b.Range > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (p *configParser) workloads(n *yaml.Node, defaults Workload, names map[string]int) {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		p.errorf(n, "write a list of workloads, e.g. [{test: oltp_point_select}]", "workloads must be a non-empty list, found %s", kindName(n))
 		return
 	}
-	names := map[string]int{}
 	for i, wn := range n.Content {
 		where := fmt.Sprintf("workloads[%d]", i)
 		if wn.Kind != yaml.MappingNode {
@@ -570,19 +795,13 @@ func (p *configParser) workloads(n *yaml.Node) {
 			continue
 		}
 		keys := p.mapping(wn, workloadKeys, where)
-		w := Workload{Tables: DefaultTables, TableSize: DefaultTableSize, Threads: DefaultThreads,
-			Duration: DefaultDuration, Warmup: DefaultWarmup, PreparedStatements: true, Line: wn.Line}
-		if v, ok := keys["test"]; ok {
-			if t, ok := p.str(v, where+".test", "write a sysbench test such as oltp_point_select"); ok {
-				if !slices.Contains(SysbenchTests, t) {
-					p.errorf(v, didYouMean(t, SysbenchTests, "known tests"), "%s: unknown sysbench test %q", where, t)
-				}
-				w.Test = t
-			}
-		} else {
-			p.errorf(wn, "add test: followed by a sysbench test such as oltp_point_select", "%s has no test", where)
-		}
+		w := defaults
+		w.Line = wn.Line
+		p.test(keys, where, wn, &w)
 		w.Name = w.Test
+		if w.Bench != nil {
+			w.Name = benchName(*w.Bench)
+		}
 		nameNode := wn
 		if v, ok := keys["name"]; ok {
 			if s, ok := p.str(v, where+".name", "write a short name such as update-nonindex"); ok {
@@ -598,37 +817,7 @@ func (p *configParser) workloads(n *yaml.Node) {
 			}
 			names[w.Name] = wn.Line
 		}
-		for _, f := range []struct {
-			key string
-			dst *int
-		}{{"tables", &w.Tables}, {"table_size", &w.TableSize}, {"threads", &w.Threads}} {
-			if v, ok := keys[f.key]; ok {
-				p.positive(v, where+"."+f.key, f.dst)
-			}
-		}
-		if v, ok := keys["duration"]; ok {
-			p.duration(v, where+".duration", &w.Duration)
-			if w.Duration == 0 {
-				p.errorf(v, "give a duration such as 30s", "%s: duration must be more than zero", where)
-			}
-		}
-		if v, ok := keys["warmup"]; ok {
-			p.duration(v, where+".warmup", &w.Warmup)
-		}
-		if w.Warmup >= w.Duration && w.Duration > 0 {
-			node := wn
-			if v, ok := keys["warmup"]; ok {
-				node = v
-			}
-			p.errorf(node, "make the warmup shorter than the duration, or the duration longer", "%s: warmup %v is not shorter than duration %v", where, w.Warmup, w.Duration)
-		}
-		if v, ok := keys["prepared_statements"]; ok {
-			var b bool
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
-				p.errorf(v, "write true (sysbench --db-ps-mode=auto) or false (disable)", "%s: prepared_statements must be true or false, found %s", where, kindName(v))
-			}
-			w.PreparedStatements = b
-		}
+		p.settings(keys, where, wn, &w)
 		p.c.Workloads = append(p.c.Workloads, w)
 	}
 }

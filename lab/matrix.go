@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/record"
+	"github.com/flamediff/flamediff/workload/suite"
 )
 
 // RunOptions are the inputs of Start and Run besides the config.
@@ -18,7 +19,8 @@ type RunOptions struct {
 	// Out is the bench's directory, which must exist: each server's
 	// my.cnf and error log go to servers/LABEL, each measurement's
 	// profiled window to runs/WORKLOAD/LABEL/N and its unprofiled window
-	// to measure/WORKLOAD/LABEL/N.
+	// to measure/WORKLOAD/LABEL/N, and the suite's Lua scripts, when a
+	// workload runs one, to scripts (ScriptsDir).
 	Out string
 	// Cache is the cache directory of fetched servers (DefaultCacheDir
 	// when "").
@@ -81,7 +83,12 @@ type Session struct {
 	log     io.Writer
 	servers []*labServer
 	closed  bool
+	scripts string // where the suite's Lua scripts are ("" when none runs)
 }
+
+// ScriptsDir is the directory under RunOptions.Out the suite's Lua
+// scripts are written to (suite.WriteScripts) when a workload runs one.
+const ScriptsDir = "scripts"
 
 // labServer is one version of the config and what became of it.
 type labServer struct {
@@ -110,7 +117,9 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 // Start resolves every server of cfg (fetching it into the cache when it
 // comes from a Debian suite) and starts it in a private datadir under
 // opts.Out/servers. A server that fails is logged and noted (Failed); the
-// others run. Close stops them.
+// others run. Close stops them. When a workload runs one of the suite's
+// Lua scripts, Start first writes them to opts.Out/scripts; failing to is
+// its error.
 func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -128,6 +137,9 @@ func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) 
 		}
 	}
 	s := &Session{cfg: cfg, opts: opts, log: opts.Log}
+	if err := s.writeScripts(); err != nil {
+		return nil, err
+	}
 	s.servers = make([]*labServer, len(cfg.Servers))
 	for i, spec := range cfg.Servers {
 		s.servers[i] = &labServer{spec: spec}
@@ -148,6 +160,30 @@ func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) 
 		s.start(ctx, fetcher, b)
 	}
 	return s, nil
+}
+
+// writeScripts writes the suite's Lua scripts under Out when a workload
+// runs one.
+func (s *Session) writeScripts() error {
+	for _, w := range s.cfg.Workloads {
+		if w.Bench == nil || !w.Bench.Script {
+			continue
+		}
+		dir := filepath.Join(s.opts.Out, ScriptsDir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("lab scripts: %w", err)
+		}
+		if err := suite.WriteScripts(dir); err != nil {
+			return fmt.Errorf("lab scripts %s: %w", dir, err)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("lab scripts: %w", err)
+		}
+		s.scripts = abs
+		return nil
+	}
+	return nil
 }
 
 // start resolves and starts one server.
@@ -213,6 +249,7 @@ func (s *Session) Measure(ctx context.Context) []Measurement {
 	total := len(s.cfg.Workloads) * len(s.servers) * s.opts.Repeat
 	done := 0
 	for _, w := range s.cfg.Workloads {
+		w.Scripts = s.scripts
 		prepared := s.prepare(ctx, w)
 		for r := 1; r <= s.opts.Repeat; r++ {
 			for k := range s.servers {
@@ -326,6 +363,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		Out:         dir,
 		DebugDirs:   debug,
 		Workload:    b.srv.SysbenchArgs(w, "run", "--report-interval=1"),
+		WorkloadEnv: w.SysbenchEnv(),
 		Placement:   s.cfg.Placement,
 		ProcRoot:    "/proc",
 		// Kernel frames, for the share of the kernel's scheduling and

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flamediff/flamediff/internal/names"
 	"github.com/flamediff/flamediff/workload"
+	"github.com/flamediff/flamediff/workload/suite"
 )
 
 // ErrServer is wrapped by the errors of a server that could not be
@@ -527,7 +528,13 @@ func indent(s string) string {
 // server: the workload's options, the connection (root on the socket,
 // database sbtest), extra, then command ("prepare", "run", "cleanup").
 func (s *Server) SysbenchArgs(w Workload, command string, extra ...string) []string {
-	argv := append([]string{"sysbench"}, w.SysbenchArgs()...)
+	return s.sysbench(w.SysbenchArgs(), command, extra...)
+}
+
+// sysbench is the command line of sysbench with the workload options
+// opts against the server.
+func (s *Server) sysbench(opts []string, command string, extra ...string) []string {
+	argv := append([]string{"sysbench"}, opts...)
 	argv = append(argv, "--db-driver=mysql", "--mysql-socket="+s.Socket, "--mysql-user=root", "--mysql-db=sbtest")
 	argv = append(argv, extra...)
 	return append(argv, command)
@@ -536,11 +543,16 @@ func (s *Server) SysbenchArgs(w Workload, command string, extra ...string) []str
 // Prepare creates sysbench's tables for w in database sbtest (dropped and
 // created again first), unless the last Prepare made the same tables and
 // w's runs leave them usable (a workload with FreshTables gets new ones
-// every time, and the next workload too). It
-// runs `sysbench prepare` in a process group of its own, stopped when
-// ctx is done; its output goes to the config's Log.
+// every time, and the next workload too); tables made with other prepare
+// options (a named microbenchmark's, w.PrepareArgs: k uniform) are not
+// the same. It runs `sysbench prepare` in a process group of its own,
+// stopped when ctx is done; its output goes to the config's Log.
 func (s *Server) Prepare(ctx context.Context, w Workload) error {
+	opts := w.PrepareArgs()
 	key := fmt.Sprintf("%d/%d", w.Tables, w.TableSize)
+	if w.Bench != nil {
+		key += " " + strings.Join(suite.PrepareArgs(), " ")
+	}
 	if w.FreshTables() {
 		key = "" // neither this workload's next run nor another reuses them
 	}
@@ -556,7 +568,7 @@ func (s *Server) Prepare(ctx context.Context, w Workload) error {
 		}
 	}
 	s.logf("server %s: sysbench prepare %s of %s", s.Binary.Version, names.Plural(w.Tables, "table"), names.Plural(w.TableSize, "row"))
-	run, err := workload.Start(ctx, s.SysbenchArgs(w, "prepare"), s.cfg.Log)
+	run, err := workload.Start(ctx, s.sysbench(opts, "prepare"), s.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("prepare %s on %s: %w", w.Name, s.Binary.Version, err)
 	}
