@@ -86,7 +86,17 @@ type Options struct {
 	SVG bool
 	// Hints add a command's advice to the warnings (see diff.Hints).
 	Hints diff.Hints
+	// RowsPerOp, by workload name, are the rows each operation of the
+	// workload reads when its throughput is rows per second (a full
+	// scan: its table's rows); such a workload's cells also get
+	// Version.Throughput, o/s times RowsPerOp, in RowsUnit. Workloads not
+	// in it report operations per second alone.
+	RowsPerOp map[string]int
 }
+
+// RowsUnit is the unit of the throughput of a workload with
+// Options.RowsPerOp.
+const RowsUnit = "rows/s"
 
 // ErrInvalid is wrapped by Build's errors about its arguments (as opposed
 // to problems with the runs, which the report shows as missing cells).
@@ -218,6 +228,9 @@ func Build(runs []Run, opts Options) (*Report, error) {
 			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints, &effects)
 		}
 		effects.judge(rep.Alpha)
+		if rows := opts.RowsPerOp[wl]; rows > 0 {
+			rowsThroughput(w, rows)
+		}
 		rep.Workloads = append(rep.Workloads, w)
 		w.Host = hostRows(servers, runsOf)
 		relateHost(w.Host, rep.Base)
@@ -243,6 +256,22 @@ func Build(runs []Run, opts Options) (*Report, error) {
 		return a.Repeat < b.Repeat
 	})
 	return rep, nil
+}
+
+// rowsThroughput sets the workload's throughput in rows per second: each
+// cell's QPS, repeat by repeat, times rows.
+func rowsThroughput(w *Workload, rows int) {
+	w.RowsPerOp, w.ThroughputUnit = rows, RowsUnit
+	for _, v := range w.Versions {
+		if v.QPS == nil {
+			continue
+		}
+		vals := make([]float64, len(v.QPS.Values))
+		for i, q := range v.QPS.Values {
+			vals[i] = q * float64(rows)
+		}
+		v.Throughput = figureOf(vals)
+	}
 }
 
 // figuresWindow is the report's FiguresWindow: its cells' when they agree,

@@ -82,6 +82,8 @@
 //	  }],
 //	  "workloads": [{              // in Options.Workloads order
 //	    "name": string,
+//	    "rows_per_op": int,        // optional (Options.RowsPerOp): rows each operation reads, e.g. a full scan's table size
+//	    "throughput_unit": string, // optional, with rows_per_op: "rows/s", the unit of each version's "throughput"
 //	    "versions": [{             // one per server, in "servers" order
 //	      "server": string,
 //	      "missing": string,       // optional: why this cell has no figures
@@ -90,6 +92,7 @@
 //	      "figures_window": string, // "unprofiled" (every repeat's unprofiled window), "profiled" (none given) or "mixed"
 //	      "measure_dirs": [string], // optional: the unprofiled windows' run directories
 //	      "qps": figure, "cpu_us_per_op": figure,       // optional (absent when missing)
+//	      "throughput": figure,    // optional, with rows_per_op: qps x rows_per_op per repeat, in throughput_unit
 //	      "cs_per_op": figure, "reads_per_op": figure,  // optional: absent when not measured
 //	      "read_kb_per_op": figure, "write_kb_per_op": figure,
 //	      "rqps": float,           // optional: median qps / base median qps

@@ -165,6 +165,11 @@ func (r *Report) rqpsSection() report.Section {
 		s.Rows = append(s.Rows, row)
 	}
 	s.Notes = append(s.Notes, fmt.Sprintf("(lo–hi, n=N): the lowest and highest repeat's QPS over %s's median QPS, and the number of repeats.", r.Base))
+	for _, w := range r.Workloads {
+		if w.RowsPerOp > 0 {
+			s.Notes = append(s.Notes, w.rowsNote())
+		}
+	}
 	if r.Repeats > 1 {
 		s.Notes = append(s.Notes, fmt.Sprintf("Medians of %d repeats, the versions interleaved in rounds. %s marks a difference from %s within noise: not significant by both Welch's t-test and a permutation test over the repeats, the tests of one table judged together at α = %g (p-values and cutoffs under each workload); without %s it is significant.",
 			r.Repeats, noise, r.Base, r.Alpha, noise))
@@ -239,9 +244,18 @@ func (r *Report) anyUntrusted() bool {
 	return false
 }
 
+// rowsNote says that w's throughput is rows per second.
+func (w *Workload) rowsNote() string {
+	return fmt.Sprintf("%s: throughput in %s, rows read per second: %d rows per operation (its table) × o/s; its rQPS is the same ratio.", w.Name, w.ThroughputUnit, w.RowsPerOp)
+}
+
 func (r *Report) costSection(w *Workload) report.Section {
 	s := report.Section{Title: "Throughput and cost per operation",
 		Columns: []report.Column{report.TextColumn("version"), report.NumColumn("o/s"), report.NumColumn("rQPS"), report.NumColumn("cpu/o µs"), report.NumColumn("cs/o"), report.NumColumn("r/o"), report.NumColumn("rKB/o"), report.NumColumn("wKB/o")}}
+	rows := w.RowsPerOp > 0
+	if rows { // the throughput, after o/s
+		s.Columns = slices.Insert(s.Columns, 2, report.NumColumn(w.ThroughputUnit))
+	}
 	// Per-second QPS add the within-run noise, unprofiled windows the
 	// sampler's effect.
 	cv, effect := false, false
@@ -276,6 +290,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 	for _, v := range w.Versions {
 		if v.Missing != "" {
 			row := []report.Cell{txt(r.serverHead(w, v.Server)), txt("missing"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-"), txt("-")}
+			if rows {
+				row = append(row, txt("-"))
+			}
 			if cv {
 				row = append(row, txt("-"))
 			}
@@ -302,6 +319,13 @@ func (r *Report) costSection(w *Workload) report.Section {
 		row := []report.Cell{txt(r.serverHead(w, v.Server)), txt(report.F2(v.QPS.Median) + spread(v.QPS, 1, report.F2)), txt(rq),
 			txt(marked(report.F2(v.CPUPerOp.Median), v.CPUPerOpTest) + spread(v.CPUPerOp, 1, report.F2)),
 			txt(opt(v.CSPerOp, report.F3)), txt(opt(v.ReadsPerOp, report.F3)), txt(opt(v.ReadKBPerOp, report.F3)), txt(opt(v.WriteKBPerOp, report.F3))}
+		if rows {
+			tp := "-"
+			if v.Throughput != nil {
+				tp = report.F2(v.Throughput.Median) + spread(v.Throughput, 1, report.F2)
+			}
+			row = slices.Insert(row, 2, txt(tp))
+		}
 		if cv {
 			row = append(row, txt(opt(v.QPSCVPct, report.F2)))
 		}
@@ -357,6 +381,9 @@ func (r *Report) costSection(w *Workload) report.Section {
 	}
 	if stacks {
 		note = strings.TrimSuffix(note, ".") + "; complete %: samples whose stack reaches a thread root (median over the repeats that recorded it), unwind: how stacks were walked."
+	}
+	if rows {
+		note += " " + w.rowsNote()
 	}
 	s.Notes = append(s.Notes, note)
 	s.Notes = append(s.Notes, warnings...)

@@ -55,6 +55,11 @@ type Workload struct {
 	// and where they stepped beyond the noise; nil with fewer than three
 	// versions with figures.
 	Series *Series `json:"series,omitempty"`
+	// RowsPerOp, when not 0, is the rows each operation reads
+	// (Options.RowsPerOp) and ThroughputUnit RowsUnit: the workload's
+	// throughput is each cell's Throughput, rows per second.
+	RowsPerOp      int    `json:"rows_per_op,omitempty"`
+	ThroughputUnit string `json:"throughput_unit,omitempty"`
 
 	// merged holds each usable version's repeats merged, with the median
 	// per-op figures (see the package documentation), by server.
@@ -76,7 +81,10 @@ type Version struct {
 	FiguresWindow string   `json:"figures_window,omitempty"`
 	MeasureDirs   []string `json:"measure_dirs,omitempty"`
 
-	QPS          *Figure `json:"qps,omitempty"`
+	QPS *Figure `json:"qps,omitempty"`
+	// Throughput is, for a workload with RowsPerOp, QPS times it repeat
+	// by repeat, in the workload's ThroughputUnit (rows/s); nil otherwise.
+	Throughput   *Figure `json:"throughput,omitempty"`
 	CPUPerOp     *Figure `json:"cpu_us_per_op,omitempty"`
 	CSPerOp      *Figure `json:"cs_per_op,omitempty"`
 	ReadsPerOp   *Figure `json:"reads_per_op,omitempty"`

@@ -68,8 +68,11 @@ func (r *Report) writeNoise(printf func(string, ...any)) {
 			if v.Missing != "" {
 				continue
 			}
-			c := fmt.Sprintf("%s%s o/s %s%s, cpu/o %s µs%s", v.Server, wl.flag(v.Server), report.F2(v.QPS.Median), spread(v.QPS, 1, report.F2),
-				report.F2(v.CPUPerOp.Median), spread(v.CPUPerOp, 1, report.F2))
+			c := fmt.Sprintf("%s%s o/s %s%s", v.Server, wl.flag(v.Server), report.F2(v.QPS.Median), spread(v.QPS, 1, report.F2))
+			if v.Throughput != nil {
+				c += fmt.Sprintf(" (%s %s)", wl.ThroughputUnit, report.F2(v.Throughput.Median))
+			}
+			c += fmt.Sprintf(", cpu/o %s µs%s", report.F2(v.CPUPerOp.Median), spread(v.CPUPerOp, 1, report.F2))
 			if v.QPSCVPct != nil {
 				c += ", QPS cv " + report.F2(v.QPSCVPct.Median) + "%"
 			}

@@ -71,3 +71,32 @@ workloads:
 		t.Errorf("WriteReport(a run of a server not in the config) = nil error, want one")
 	}
 }
+
+// A scan workload's report gives its throughput in rows/s: its table
+// size times the cell's o/s; the other workload has none.
+func TestWriteReportScanRows(t *testing.T) {
+	cfg := parseTestConfig(t, `servers:
+  - label: "10.11"
+    path: /usr/sbin/mariadbd
+workloads:
+  - {test: scan, table_size: 2000}
+  - {test: point-query}
+`)
+	runs := filepath.Join("..", "testdata", "runs")
+	measured := []Measurement{
+		{Server: "10.11", Workload: "scan", Repeat: 1, Dir: filepath.Join(runs, "mariadb-10.11-point-select")},
+		{Server: "10.11", Workload: "point-query", Repeat: 1, Dir: filepath.Join(runs, "mariadb-10.11-point-select")},
+	}
+	rep, err := WriteReport(filepath.Join(t.TempDir(), "report"), cfg, nil, measured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan, pq := rep.Workloads[0].Versions[0], rep.Workloads[1].Versions[0]
+	if rep.Workloads[0].ThroughputUnit != benchreport.RowsUnit || scan.QPS == nil || scan.Throughput == nil ||
+		scan.Throughput.Median != 2000*scan.QPS.Median {
+		t.Errorf("scan: unit %q, qps %+v, throughput %+v; want rows/s = 2000 x qps", rep.Workloads[0].ThroughputUnit, scan.QPS, scan.Throughput)
+	}
+	if rep.Workloads[1].ThroughputUnit != "" || pq.Throughput != nil {
+		t.Errorf("point-query: unit %q, throughput %+v; want o/s only", rep.Workloads[1].ThroughputUnit, pq.Throughput)
+	}
+}
