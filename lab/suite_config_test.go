@@ -1,6 +1,9 @@
 package lab
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -140,5 +143,59 @@ workloads:
 		if w.Duration != DefaultDuration || w.Warmup != DefaultWarmup || w.TableSize != DefaultTableSize {
 			t.Errorf("suite: full workload %s = %+v, want the defaults", w.Name, w)
 		}
+	}
+}
+
+// A session whose config runs a Lua script writes the scripts under Out
+// and records its windows with the script's path and LUA_PATH; one
+// without writes none.
+func TestSessionScripts(t *testing.T) {
+	cfg := parseTestConfig(t, `servers: [{label: "10.11", path: /usr/sbin/mariadbd}]
+workloads:
+  - {test: hot-points, duration: 10s, warmup: 2s}
+  - {test: update-one}
+`)
+	out := t.TempDir()
+	s := &Session{cfg: cfg, opts: RunOptions{Out: out}}
+	if err := s.writeScripts(); err != nil {
+		t.Fatalf("writeScripts: %v", err)
+	}
+	dir := filepath.Join(out, ScriptsDir)
+	if s.scripts != dir {
+		t.Errorf("scripts directory %q, want %q", s.scripts, dir)
+	}
+	for _, f := range []string{"hot_points.lua", "flamediff_suite.lua"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("script %s not written: %v", f, err)
+		}
+	}
+	b := &labServer{spec: cfg.Servers[0], bin: &Binary{},
+		srv: &Server{Socket: "/tmp/s.sock", cmd: &exec.Cmd{Process: &os.Process{Pid: 4242}}}}
+	w := cfg.Workloads[0]
+	w.Scripts = s.scripts
+	c := s.recordConfig(w, b, "/out/runs/hot-points/10.11/1")
+	wantCmd := []string{"sysbench", filepath.Join(dir, "hot_points.lua"), "--rand-type=uniform", "--tables=1", "--table-size=100000"}
+	if !reflect.DeepEqual(c.Workload[:len(wantCmd)], wantCmd) {
+		t.Errorf("hot-points command %q, want it to start %q", c.Workload, wantCmd)
+	}
+	if want := []string{"LUA_PATH=" + filepath.Join(dir, "?.lua") + ";;"}; !reflect.DeepEqual(c.WorkloadEnv, want) {
+		t.Errorf("hot-points WorkloadEnv %q, want %q", c.WorkloadEnv, want)
+	}
+	if u := unprofiled(c); !reflect.DeepEqual(u.WorkloadEnv, c.WorkloadEnv) {
+		t.Errorf("unprofiled window's WorkloadEnv %q, want the profiled one's %q", u.WorkloadEnv, c.WorkloadEnv)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate() = %v", err)
+	}
+	if c := s.recordConfig(cfg.Workloads[1], b, "/out/runs/update-one/10.11/1"); c.WorkloadEnv != nil {
+		t.Errorf("update-one (a stock test) WorkloadEnv %q, want none", c.WorkloadEnv)
+	}
+
+	none := &Session{cfg: parseTestConfig(t, "servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads: [{test: update-one}]\n"), opts: RunOptions{Out: t.TempDir()}}
+	if err := none.writeScripts(); err != nil || none.scripts != "" {
+		t.Errorf("writeScripts without a script workload = %v, directory %q; want nothing written", err, none.scripts)
+	}
+	if _, err := os.Stat(filepath.Join(none.opts.Out, ScriptsDir)); err == nil {
+		t.Errorf("writeScripts without a script workload made %s", ScriptsDir)
 	}
 }

@@ -359,3 +359,31 @@ func TestRunLingeringChild(t *testing.T) {
 	}
 	assertGroupGone(t, r.PID())
 }
+
+// StartEnv adds its variables to this process's environment for the
+// command, replacing one of the same name; Start passes none.
+func TestStartEnv(t *testing.T) {
+	t.Setenv("FLAMEDIFF_TEST_KEEP", "kept")
+	t.Setenv("FLAMEDIFF_TEST_SET", "old")
+	script := `printf '%s|%s|%s' "$FLAMEDIFF_TEST_KEEP" "$FLAMEDIFF_TEST_SET" "$LUA_PATH"`
+	r, err := StartEnv(context.Background(), []string{"sh", "-c", script}, []string{"FLAMEDIFF_TEST_SET=new", "LUA_PATH=/s/?.lua;;"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(r.Output()), "kept|new|/s/?.lua;;"; got != want {
+		t.Errorf("StartEnv output %q, want %q", got, want)
+	}
+	r, err = Start(context.Background(), []string{"sh", "-c", script}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(r.Output()), "kept|old|"+os.Getenv("LUA_PATH"); got != want {
+		t.Errorf("Start output %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,186 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/record"
+	"github.com/flamediff/flamediff/workload"
+)
+
+// suiteMatrix is the installed 10.11 under four named microbenchmarks:
+// one of our Lua scripts with a range, update-one, scan (both Lua and
+// rows/s) and a stock test, on a 1000-row table, short windows.
+const suiteMatrix = `servers:
+  - label: "10.11"
+    path: /usr/sbin/mariadbd
+workload_defaults: {table_size: 1000, duration: 5s, warmup: 1s}
+workloads:
+  - {test: random-points, range: 100}
+  - {test: scan}
+  - {test: point-query}
+  - {test: update-one}
+capture: {sampler: perf, frequency: 99}
+`
+
+// TestSuiteMatrix runs named microbenchmarks through the lab's matrix
+// (lab.Run with record.Run) on the installed MariaDB 10.11: every cell's
+// two windows are complete with QPS > 0 and sysbench's exit 0; our Lua
+// scripts ran from the bench's scripts directory with LUA_PATH; update-one
+// ran with --table-size=1 and changed row 1 of the 1000 prepared and no
+// other; the report gives scan's throughput in rows/s, 1000 x its o/s.
+func TestSuiteMatrix(t *testing.T) {
+	requireLab(t)
+	cfg := parseTestConfig(t, suiteMatrix)
+	out, err := os.MkdirTemp("/tmp", "flamediff-suite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bench directory kept in %s", out)
+			return
+		}
+		os.RemoveAll(out)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	// Around update-one's two windows, the table's rows: before the first
+	// (unprofiled) and after the second (profiled).
+	var before, after map[int]string
+	rec := func(ctx context.Context, c record.Config) (*record.Result, error) {
+		upd := strings.Contains(c.Out, string(filepath.Separator)+"update-one"+string(filepath.Separator))
+		if upd && c.Sampler == record.SamplerNone {
+			before = tableRows(t, ctx, c.Socket)
+		}
+		res, err := record.Run(ctx, c, nil)
+		if upd && c.Sampler != record.SamplerNone {
+			after = tableRows(t, ctx, c.Socket)
+		}
+		return res, err
+	}
+	start := time.Now()
+	res, err := Run(ctx, cfg, RunOptions{Out: out, Cache: t.TempDir(), Repeat: 1, Log: &logWriter{t: t}, Record: rec})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("matrix of %d cells in %s", len(res.Runs), time.Since(start).Round(time.Second))
+	if len(res.Failed) > 0 {
+		t.Fatalf("servers failed: %+v", res.Failed)
+	}
+	if len(res.Runs) != len(cfg.Workloads) {
+		t.Fatalf("Run measured %d cells, want %d: %+v", len(res.Runs), len(cfg.Workloads), res.Runs)
+	}
+	scripts := filepath.Join(out, ScriptsDir)
+	commands := map[string]string{} // the profiled window's, by workload
+	measureQPS := map[string]float64{}
+	for _, m := range res.Runs {
+		if m.Missing != "" || m.MeasureMissing != "" {
+			t.Errorf("%s: missing: %q, unprofiled %q", m.Workload, m.Missing, m.MeasureMissing)
+			continue
+		}
+		for _, dir := range []string{m.MeasureDir, m.Dir} {
+			meta := readMeta(t, dir)
+			if meta.Complete == nil || !*meta.Complete || meta.QPS <= 0 || meta.WorkloadExitCode == nil || *meta.WorkloadExitCode != 0 {
+				t.Errorf("%s: run.json complete %v (%s), QPS %v, exit %v; want complete, QPS > 0, exit 0", dir, meta.Complete, meta.Incomplete, meta.QPS, meta.WorkloadExitCode)
+			}
+			if dir == m.Dir {
+				commands[m.Workload] = meta.Workload
+				t.Logf("%s on 10.11: %.0f QPS profiled", m.Workload, meta.QPS)
+			} else {
+				measureQPS[m.Workload] = meta.QPS
+				t.Logf("%s on 10.11: %.0f QPS unprofiled (sysbench %.0f over the window)", m.Workload, meta.QPS, meta.WorkloadWindowQPS)
+			}
+		}
+	}
+	for name, script := range map[string]string{"random-points-100": "random_points.lua", "scan": "scan.lua"} {
+		want := "LUA_PATH=" + filepath.Join(scripts, "?.lua") + ";; sysbench " + filepath.Join(scripts, script) + " --rand-type=uniform"
+		if cmd := commands[name]; !strings.HasPrefix(cmd, want) {
+			t.Errorf("%s ran %q, want it to start %q", name, cmd, want)
+		}
+	}
+	if cmd := commands["random-points-100"]; !strings.Contains(cmd, " --range-size=100 ") {
+		t.Errorf("random-points-100 ran %q, want --range-size=100", cmd)
+	}
+	if cmd := commands["update-one"]; !strings.HasPrefix(cmd, "sysbench oltp_update_non_index ") || !strings.Contains(cmd, " --table-size=1 ") {
+		t.Errorf("update-one ran %q, want oltp_update_non_index with --table-size=1", cmd)
+	}
+	if len(before) != 1000 || len(after) != 1000 {
+		t.Fatalf("update-one's table had %d rows before and %d after, want the 1000 prepared", len(before), len(after))
+	}
+	for id, c := range before {
+		if changed := after[id] != c; changed != (id == 1) {
+			t.Errorf("update-one: row %d changed %v, want only row 1 changed", id, changed)
+		}
+	}
+
+	rep, err := WriteReport(filepath.Join(out, "report"), cfg, nil, res.Runs)
+	if err != nil {
+		t.Fatalf("WriteReport: %v", err)
+	}
+	for _, w := range rep.Workloads {
+		v := w.Versions[0]
+		if v.Missing != "" || v.QPS == nil {
+			t.Errorf("report: %s has no figures: %s", w.Name, v.Missing)
+			continue
+		}
+		if v.QPS.Median != measureQPS[w.Name] {
+			t.Errorf("report: %s o/s %v, want the unprofiled window's run.json qps %v", w.Name, v.QPS.Median, measureQPS[w.Name])
+		}
+		switch {
+		case w.Name == "scan":
+			if w.ThroughputUnit != "rows/s" || v.Throughput == nil || v.Throughput.Median != 1000*measureQPS["scan"] {
+				t.Errorf("report: scan throughput %+v %q, want 1000 x %v rows/s", v.Throughput, w.ThroughputUnit, measureQPS["scan"])
+			} else {
+				t.Logf("scan on 10.11: %.0f rows/s (1000 rows x %.1f o/s)", v.Throughput.Median, v.QPS.Median)
+			}
+		case w.ThroughputUnit != "" || v.Throughput != nil:
+			t.Errorf("report: %s has throughput %+v %q, want o/s only", w.Name, v.Throughput, w.ThroughputUnit)
+		}
+	}
+	var sum bytes.Buffer
+	if err := rep.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.String(), "scan: throughput in rows/s") {
+		t.Errorf("summary does not say scan's throughput is rows/s:\n%s", sum.String())
+	}
+	noneLeft(t, out)
+}
+
+// tableRows returns sbtest1's c by id, through the server's socket.
+func tableRows(t *testing.T, ctx context.Context, socket string) map[int]string {
+	t.Helper()
+	db, err := sql.Open("mysql", workload.SocketDSN(socket, "root", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT id, c FROM sbtest.sbtest1")
+	if err != nil {
+		t.Errorf("read sbtest1: %v", err)
+		return nil
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var id int
+		var c string
+		if err := rows.Scan(&id, &c); err != nil {
+			t.Errorf("read sbtest1: %v", err)
+			return nil
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		t.Errorf("read sbtest1: %v", err)
+	}
+	return out
+}
