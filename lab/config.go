@@ -237,6 +237,20 @@ func (w Workload) FreshTables() bool {
 	return w.Test == "bulk_insert"
 }
 
+// AddsRows reports whether w's runs add rows to its tables (sysbench's
+// oltp_insert, the suite's insert): the workloads after it get tables
+// made again, or a scan's rows per operation (the table size) and the
+// other versions' tables, grown by as many rows as each version
+// inserted, would no longer be the configured ones. (oltp_delete and
+// the read-write tests delete and insert the same ids: no rows added.)
+func (w Workload) AddsRows() bool {
+	test := w.Test
+	if w.Bench != nil {
+		test = w.Bench.Test
+	}
+	return test == "oltp_insert"
+}
+
 // Capture is how the runs are sampled.
 type Capture struct {
 	// Sampler is "auto" (BPF where it can run, else perf), "perf" or "bpf".

@@ -543,7 +543,8 @@ func (s *Server) sysbench(opts []string, command string, extra ...string) []stri
 // Prepare creates sysbench's tables for w in database sbtest (dropped and
 // created again first), unless the last Prepare made the same tables and
 // w's runs leave them usable (a workload with FreshTables gets new ones
-// every time, and the next workload too); tables made with other prepare
+// every time, and the next workload too; the workload after one that
+// AddsRows gets new ones); tables made with other prepare
 // options (a named microbenchmark's, w.PrepareArgs: k uniform) are not
 // the same. It runs `sysbench prepare` in a process group of its own,
 // stopped when ctx is done; its output goes to the config's Log.
@@ -558,6 +559,9 @@ func (s *Server) Prepare(ctx context.Context, w Workload) error {
 	}
 	s.mu.Lock()
 	same := s.prepared == key && key != ""
+	if same && w.AddsRows() {
+		s.prepared = "" // the next workload gets tables of its size again
+	}
 	s.mu.Unlock()
 	if same {
 		return nil
@@ -577,6 +581,9 @@ func (s *Server) Prepare(ctx context.Context, w Workload) error {
 			return fmt.Errorf("prepare %s: %w", w.Name, died)
 		}
 		return fmt.Errorf("prepare %s on %s: %w", w.Name, s.Binary.Version, err)
+	}
+	if w.AddsRows() {
+		key = "" // the next workload gets tables of its size again
 	}
 	s.mu.Lock()
 	s.prepared = key

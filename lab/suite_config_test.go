@@ -146,6 +146,27 @@ workloads:
 	}
 }
 
+// AddsRows: the insert tests, stock or named, add rows; the tests that
+// delete and insert the same ids, and the updates, do not.
+func TestWorkloadAddsRows(t *testing.T) {
+	c := parseTestConfig(t, `servers: [{label: a, path: /usr/sbin/mariadbd}]
+workloads:
+  - {test: insert}
+  - {test: oltp_insert}
+  - {test: delete}
+  - {test: oltp_read_write}
+  - {test: update-zipf}
+  - {test: scan}
+  - {test: bulk_insert}
+`)
+	want := map[string]bool{"insert": true, "oltp_insert": true}
+	for _, w := range c.Workloads {
+		if got := w.AddsRows(); got != want[w.Name] {
+			t.Errorf("%s AddsRows() = %v, want %v", w.Name, got, want[w.Name])
+		}
+	}
+}
+
 // A session whose config runs a Lua script writes the scripts under Out
 // and records its windows with the script's path and LUA_PATH; one
 // without writes none.

@@ -14,15 +14,17 @@ import (
 	"github.com/flamediff/flamediff/workload"
 )
 
-// suiteMatrix is the installed 10.11 under four named microbenchmarks:
-// one of our Lua scripts with a range, update-one, scan (both Lua and
-// rows/s) and a stock test, on a 1000-row table, short windows.
+// suiteMatrix is the installed 10.11 under five named microbenchmarks:
+// one of our Lua scripts with a range, insert, then scan (both Lua and
+// rows/s), a stock test and update-one, on a 1000-row table, short
+// windows.
 const suiteMatrix = `servers:
   - label: "10.11"
     path: /usr/sbin/mariadbd
 workload_defaults: {table_size: 1000, duration: 5s, warmup: 1s}
 workloads:
   - {test: random-points, range: 100}
+  - {test: insert}
   - {test: scan}
   - {test: point-query}
   - {test: update-one}
@@ -34,7 +36,8 @@ capture: {sampler: perf, frequency: 99}
 // two windows are complete with QPS > 0 and sysbench's exit 0; our Lua
 // scripts ran from the bench's scripts directory with LUA_PATH; update-one
 // ran with --table-size=1 and changed row 1 of the 1000 prepared and no
-// other; the report gives scan's throughput in rows/s, 1000 x its o/s.
+// other; insert grew its tables and scan, after it, ran on 1000 rows
+// made again; the report gives scan's throughput in rows/s, 1000 x its o/s.
 func TestSuiteMatrix(t *testing.T) {
 	requireLab(t)
 	cfg := parseTestConfig(t, suiteMatrix)
@@ -54,15 +57,24 @@ func TestSuiteMatrix(t *testing.T) {
 
 	// Around update-one's two windows, the table's rows: before the first
 	// (unprofiled) and after the second (profiled).
+	// The rows insert left after its second window, and scan found
+	// before its first.
 	var before, after map[int]string
+	var inserted, scanned int
 	rec := func(ctx context.Context, c record.Config) (*record.Result, error) {
-		upd := strings.Contains(c.Out, string(filepath.Separator)+"update-one"+string(filepath.Separator))
-		if upd && c.Sampler == record.SamplerNone {
+		upd, ins, scan := runOf(c, "update-one"), runOf(c, "insert"), runOf(c, "scan")
+		switch {
+		case upd && c.Sampler == record.SamplerNone:
 			before = tableRows(t, ctx, c.Socket)
+		case scan && c.Sampler == record.SamplerNone:
+			scanned = len(tableRows(t, ctx, c.Socket))
 		}
 		res, err := record.Run(ctx, c, nil)
-		if upd && c.Sampler != record.SamplerNone {
+		switch {
+		case upd && c.Sampler != record.SamplerNone:
 			after = tableRows(t, ctx, c.Socket)
+		case ins && c.Sampler != record.SamplerNone:
+			inserted = len(tableRows(t, ctx, c.Socket))
 		}
 		return res, err
 	}
@@ -112,6 +124,9 @@ func TestSuiteMatrix(t *testing.T) {
 	if cmd := commands["update-one"]; !strings.HasPrefix(cmd, "sysbench oltp_update_non_index ") || !strings.Contains(cmd, " --table-size=1 ") {
 		t.Errorf("update-one ran %q, want oltp_update_non_index with --table-size=1", cmd)
 	}
+	if inserted <= 1000 || scanned != 1000 {
+		t.Errorf("insert left %d rows, scan after it began on %d; want more than 1000, then the 1000 prepared again", inserted, scanned)
+	}
 	if len(before) != 1000 || len(after) != 1000 {
 		t.Fatalf("update-one's table had %d rows before and %d after, want the 1000 prepared", len(before), len(after))
 	}
@@ -153,6 +168,12 @@ func TestSuiteMatrix(t *testing.T) {
 		t.Errorf("summary does not say scan's throughput is rows/s:\n%s", sum.String())
 	}
 	noneLeft(t, out)
+}
+
+// runOf reports whether c records a window of workload name.
+func runOf(c record.Config, name string) bool {
+	sep := string(filepath.Separator)
+	return strings.Contains(c.Out, sep+name+sep)
 }
 
 // tableRows returns sbtest1's c by id, through the server's socket.
