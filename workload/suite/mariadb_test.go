@@ -25,8 +25,9 @@ const tableSize = 10000
 // for two seconds to see it runs and to log its QPS, then for a few
 // hundred events with the general log on, and checks the statements it
 // executed do what the name says (EXPLAIN: covered queries read only an
-// index, -si ones index k; hot-points stays on its 100 ids; update-zipf is
-// skewed).
+// index, -si ones index k, the updates go by primary key and set only c;
+// IN lists and BETWEEN ranges are as long as the range; hot-points stays
+// on its 100 ids; update-zipf is skewed).
 func TestScriptsMariaDB(t *testing.T) {
 	srv := mariadbtest.Start(t, mariadbtest.Options{})
 	db := sbtestDB(t, srv)
@@ -162,7 +163,31 @@ func check(t *testing.T, db *sql.DB, b Bench, stmts []string) {
 			t.Errorf("%s: Extra %q: Using index = %v, want %v", name, plan["Extra"], got, covered)
 		}
 	}
+	if strings.HasPrefix(first, "UPDATE") {
+		// update-inlist and update-zipf: by primary key, of c only (a
+		// non-index update).
+		plan := explain(t, db, first)
+		t.Logf("EXPLAIN %.150s\n  -> type=%s key=%s rows=%s", first, plan["type"], plan["key"], plan["rows"])
+		if plan["key"] != "PRIMARY" {
+			t.Errorf("%s: key %q, want PRIMARY", name, plan["key"])
+		}
+		if !updateC.MatchString(first) {
+			t.Errorf("%s: %s, want an update of c only", name, first)
+		}
+	}
 	switch name {
+	case "range-covered-pk", "range-notcovered-pk", "range-covered-si", "range-notcovered-si":
+		for _, s := range stmts[:min(len(stmts), 50)] {
+			m := betweenRE.FindStringSubmatch(s)
+			if m == nil {
+				t.Fatalf("%s: no BETWEEN in %s", name, s)
+			}
+			lo, _ := strconv.Atoi(m[1])
+			hi, _ := strconv.Atoi(m[2])
+			if hi-lo != b.Range {
+				t.Fatalf("%s: BETWEEN %d AND %d in %s, want a width of %d", name, lo, hi, s, b.Range)
+			}
+		}
 	case "random-points", "points-covered-pk", "points-notcovered-pk", "points-covered-si", "points-notcovered-si":
 		if n := len(inList(first)); n != b.Range {
 			t.Errorf("%s: IN list of %d in %s, want %d", name, n, first, b.Range)
@@ -189,6 +214,10 @@ func check(t *testing.T, db *sql.DB, b Bench, stmts []string) {
 		checkZipf(t, stmts)
 	}
 }
+
+var updateC = regexp.MustCompile(`^UPDATE sbtest1 SET c = '[^']*' WHERE id (= \d+|IN \([\d, ]+\))$`)
+
+var betweenRE = regexp.MustCompile(`BETWEEN (\d+) AND (\d+)`)
 
 var whereID = regexp.MustCompile(`WHERE id\s*=\s*(\d+)`)
 
