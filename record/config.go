@@ -122,6 +122,12 @@ type Config struct {
 	// such as sysbench's LUA_PATH), added to this process's; run.json's
 	// workload puts it before the command.
 	WorkloadEnv []string
+	// WorkloadLimit, when not 0, is how long the workload may run from
+	// its start: one still running after the window at that time is
+	// stopped (its process group sent SIGTERM, SIGKILL 5 s later) and
+	// run.json's warnings say so; a workload stopped so has not failed.
+	// 0 waits for the workload to end by itself.
+	WorkloadLimit time.Duration
 	// Placement is where the server's threads and the workload run
 	// (ParsePlacement): "none" ("": left to the scheduler), "same" (one
 	// CPU), "separate" (two), or "server=CPUS,client=CPUS". Run pins the

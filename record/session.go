@@ -362,8 +362,21 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 	if reason != "" {
 		_ = r.run.Stop(5 * time.Second)
 	}
+	var limit <-chan time.Time
+	if c := r.cfg; c.WorkloadLimit > 0 {
+		t := time.NewTimer(max(time.Until(r.runStart.Add(c.WorkloadLimit)), 0))
+		defer t.Stop()
+		limit = t.C
+	}
+	stopped := false
 	select {
 	case <-r.run.Done():
+	case <-limit:
+		_ = r.run.Stop(5 * time.Second)
+		stopped = true
+		w := fmt.Sprintf("the workload was still running %s after its start (its limit) and was stopped", r.cfg.WorkloadLimit)
+		r.meta.Warnings = append(r.meta.Warnings, w)
+		r.progress(Status{Phase: PhaseWarning, Message: w})
 	case <-ctx.Done():
 		_ = r.run.Stop(5 * time.Second)
 		if reason == "" {
@@ -373,7 +386,7 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 	werr := r.run.Wait()
 	code := r.run.ExitCode()
 	r.meta.WorkloadExitCode = &code
-	if werr != nil && reason == "" {
+	if werr != nil && reason == "" && !stopped {
 		reason = fmt.Sprintf("the workload failed: %v", werr)
 	}
 	rep, err := workload.ParseSysbench(bytes.NewReader(r.run.Output()))

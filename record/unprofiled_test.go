@@ -183,3 +183,37 @@ func TestRunSuperSmack(t *testing.T) {
 		})
 	}
 }
+
+// TestRunWorkloadLimit records a window of a workload that would run for
+// a minute with a limit of 3 s: Run stops it then, and the run is
+// complete (the window was whole), with a warning saying the workload was
+// stopped and the stopped command's exit status.
+func TestRunWorkloadLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("recording reads /proc: Linux only")
+	}
+	target := recordtest.Burner(t)
+	out := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	_, err := Run(context.Background(), Config{
+		Sampler: SamplerNone, Target: Target{PID: target.Process.Pid}, Warmup: 500 * time.Millisecond, Duration: time.Second,
+		Out: out, Workload: []string{"sh", "-c", "echo started; sleep 60"}, WorkloadLimit: 3 * time.Second,
+	}, nil)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("Run took %s: the workload was not stopped at its 3 s limit", took.Round(time.Second))
+	}
+	m, _ := recordtest.ReadRun(t, out)
+	if m.Complete == nil || !*m.Complete {
+		t.Errorf("complete %v (%s): a workload stopped at its limit after a whole window is no failure", m.Complete, m.Incomplete)
+	}
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "was stopped") {
+		t.Errorf("warnings %q, want one saying the workload was stopped", m.Warnings)
+	}
+	if m.WorkloadExitCode == nil || *m.WorkloadExitCode == 0 {
+		t.Errorf("workload exit code %v, want the stopped command's (not 0)", m.WorkloadExitCode)
+	}
+}
