@@ -139,6 +139,14 @@ type Workload struct {
 	// with its range, sysbench test or script and options; nil when Test
 	// is one of sysbench's own tests (SysbenchTests).
 	Bench *suite.Bench
+	// Command, when not nil, is the command the workload runs instead of
+	// sysbench (any benchmark: super-smack, a script), as its argv, with
+	// {socket}, {user} and {database} replaced by the server's (CommandArgs);
+	// Test and Bench are then empty. The lab counts its operations with
+	// the server's Questions counter, reads its report when it is one
+	// flamediff knows (sysbench's, super-smack's), and stops it when it is
+	// still running at twice Duration.
+	Command []string
 	// Scripts is the directory the suite's Lua scripts are written to
 	// (suite.WriteScripts), from which sysbench runs a Bench that is a
 	// script; the lab sets it at run time (a parsed config leaves it
@@ -195,17 +203,37 @@ func (w Workload) psMode() string {
 // workload's tables: its own test's for a sysbench test; for a Bench,
 // oltp_point_select's (the stock sbtest schema every microbenchmark
 // runs on) with suite.PrepareArgs (k uniform), --tables and the
-// workload's --table-size.
+// workload's --table-size; for a Command, oltp_point_select's with
+// --tables and --table-size (sysbench's own distribution).
 func (w Workload) PrepareArgs() []string {
-	if w.Bench == nil {
+	if w.Bench == nil && w.Command == nil {
 		return w.SysbenchArgs()
 	}
-	out := append([]string{"oltp_point_select"}, suite.PrepareArgs()...)
+	out := []string{"oltp_point_select"}
+	if w.Bench != nil {
+		out = append(out, suite.PrepareArgs()...)
+	}
 	return append(out,
 		"--tables="+strconv.Itoa(w.Tables),
 		"--table-size="+strconv.Itoa(w.TableSize),
 		"--db-ps-mode="+w.psMode(),
 	)
+}
+
+// commandFields are what a Command's arguments may name in braces.
+var commandFields = []string{"{socket}", "{user}", "{database}"}
+
+var commandField = regexp.MustCompile(`\{[A-Za-z_]*\}`)
+
+// CommandArgs returns w's Command with {socket}, {user} and {database}
+// replaced by the given values.
+func (w Workload) CommandArgs(socket, user, database string) []string {
+	r := strings.NewReplacer("{socket}", socket, "{user}", user, "{database}", database)
+	out := make([]string, len(w.Command))
+	for i, a := range w.Command {
+		out[i] = r.Replace(a)
+	}
+	return out
 }
 
 // SysbenchEnv returns the environment sysbench's runs of the workload
@@ -405,7 +433,7 @@ func (p *configParser) errorf(n *yaml.Node, hint, format string, a ...any) {
 var (
 	topKeys      = []string{"servers", "server_options", "workloads", "suite", "workload_defaults", "capture", "map", "roots", "placement"}
 	serverKeys   = []string{"label", "path", "suite", "kind", "package", "options", "base"}
-	workloadKeys = []string{"name", "test", "range", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
+	workloadKeys = []string{"name", "test", "command", "range", "tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
 	// defaultKeys are the keys of workload_defaults: a workload's
 	// settings, not what it runs.
 	defaultKeys = []string{"tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
@@ -786,6 +814,40 @@ func (p *configParser) test(keys map[string]*yaml.Node, where string, wn *yaml.N
 	w.Bench = &b
 }
 
+// command reads a workload's command: (a list: the argv of any benchmark
+// run against the server) into w; test:, range: and the sysbench
+// options threads: and prepared_statements: do not go with it.
+func (p *configParser) command(keys map[string]*yaml.Node, where string, cn *yaml.Node, w *Workload) {
+	for _, k := range []string{"test", "range", "threads", "prepared_statements"} {
+		if v, ok := keys[k]; ok {
+			hint := "remove " + k + ": a command is run as it is; give its options in its arguments"
+			if k == "test" {
+				hint = "keep test: (a sysbench test or microbenchmark) or command: (any other benchmark), not both"
+			}
+			p.errorf(v, hint, "%s: %s does not go with command", where, k)
+		}
+	}
+	const hint = "write the command as a list, e.g. [super-smack, -d, mysql, select-key.smack, \"10\", \"10000\"], or [sh, -c, \"...\"] for a shell line; {socket}, {user} and {database} are the server's"
+	if cn.Kind != yaml.SequenceNode || len(cn.Content) == 0 {
+		p.errorf(cn, hint, "%s.command must be a non-empty list, found %s", where, kindName(cn))
+		return
+	}
+	var argv []string
+	for i, a := range cn.Content {
+		if a.Kind != yaml.ScalarNode || a.Tag == "!!null" || (i == 0 && a.Value == "") {
+			p.errorf(a, hint, "%s.command[%d] must be a word, found %s", where, i, kindName(a))
+			return
+		}
+		for _, f := range commandField.FindAllString(a.Value, -1) {
+			if !slices.Contains(commandFields, f) {
+				p.errorf(a, "the lab fills in "+strings.Join(commandFields, ", "), "%s.command[%d]: unknown field %s", where, i, f)
+			}
+		}
+		argv = append(argv, a.Value)
+	}
+	w.Command = argv
+}
+
 // rangedBenches are the microbenchmarks that take a range.
 func rangedBenches() []string {
 	var out []string
@@ -811,12 +873,19 @@ func (p *configParser) workloads(n *yaml.Node, defaults Workload, names map[stri
 		keys := p.mapping(wn, workloadKeys, where)
 		w := defaults
 		w.Line = wn.Line
-		p.test(keys, where, wn, &w)
+		if cn, ok := keys["command"]; ok {
+			p.command(keys, where, cn, &w)
+		} else {
+			p.test(keys, where, wn, &w)
+		}
 		w.Name = w.Test
 		if w.Bench != nil {
 			w.Name = benchName(*w.Bench)
 		}
 		nameNode := wn
+		if _, named := keys["name"]; !named && w.Command != nil {
+			p.errorf(wn, "add name: (it names the workload's directories and its rows in the report)", "%s runs a command and has no name", where)
+		}
 		if v, ok := keys["name"]; ok {
 			if s, ok := p.str(v, where+".name", "write a short name such as update-nonindex"); ok {
 				w.Name, nameNode = s, v

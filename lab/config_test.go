@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,6 +238,16 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`c.yaml:2:36: server "a".options[0]: "=1" is not a server option`}},
 		{"unknown server key", "servers:\n  - {label: a, path: /a, bsae: true}\n" + okWorkloads,
 			[]string{`c.yaml:2:26: server "a": unknown key "bsae" (fix: did you mean "base"?)`}},
+		{"command and test", okServers + "workloads:\n  - {name: x, test: oltp_point_select, command: [super-smack]}\n",
+			[]string{`c.yaml:3:21: workloads[0]: test does not go with command (fix: keep test: (a sysbench test or microbenchmark) or command: (any other benchmark), not both)`}},
+		{"command threads", okServers + "workloads:\n  - {name: x, command: [super-smack], threads: 4}\n",
+			[]string{`c.yaml:3:48: workloads[0]: threads does not go with command (fix: remove threads: a command is run as it is; give its options in its arguments)`}},
+		{"command string", okServers + "workloads:\n  - {name: x, command: super-smack -d mysql a.smack}\n",
+			[]string{`c.yaml:3:24: workloads[0].command must be a non-empty list, found "super-smack -d mysql a.smack" (fix: write the command as a list`}},
+		{"command without name", okServers + "workloads:\n  - {command: [super-smack]}\n",
+			[]string{`c.yaml:3:5: workloads[0] runs a command and has no name (fix: add name:`}},
+		{"command unknown field", okServers + "workloads:\n  - {name: x, command: [sh, -c, \"mysql -S {sock}\"]}\n",
+			[]string{`c.yaml:3:33: workloads[0].command[2]: unknown field {sock} (fix: the lab fills in {socket}, {user}, {database})`}},
 		{"unknown test", okServers + "workloads:\n  - test: oltp_update_nonindex\n",
 			[]string{`c.yaml:3:11: workloads[0]: unknown test "oltp_update_nonindex" (fix: did you mean "oltp_update_non_index"?)`}},
 		{"no test", okServers + "workloads:\n  - threads: 2\n",
@@ -341,6 +352,32 @@ func TestParseConfigErrors(t *testing.T) {
 				pos += i + len(w)
 			}
 		})
+	}
+}
+
+// TestParseConfigCommand: a workload that is any command keeps its argv,
+// gets the fields filled in by CommandArgs, prepares sysbench's tables
+// with oltp_point_select and runs no sysbench test.
+func TestParseConfigCommand(t *testing.T) {
+	text := "servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads:\n  - name: select-key\n    command: [sh, -c, \"client -S {socket} -u {user} {database}\", \"{socket}\"]\n    duration: 20s\n    table_size: 500\n"
+	c, err := ParseConfig(strings.NewReader(text), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Workloads[0]
+	if w.Name != "select-key" || w.Test != "" || w.Bench != nil || len(w.Command) != 4 || w.Duration != 20*time.Second {
+		t.Fatalf("workload %+v, want select-key running its command for 20 s", w)
+	}
+	got := w.CommandArgs("/tmp/s.sock", "root", "sbtest")
+	want := []string{"sh", "-c", "client -S /tmp/s.sock -u root sbtest", "/tmp/s.sock"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CommandArgs = %q, want %q", got, want)
+	}
+	if w.Command[2] != "client -S {socket} -u {user} {database}" {
+		t.Errorf("CommandArgs changed the workload's Command: %q", w.Command)
+	}
+	if p := w.PrepareArgs(); p[0] != "oltp_point_select" || !slices.Contains(p, "--table-size=500") {
+		t.Errorf("PrepareArgs = %q, want oltp_point_select with --table-size=500", p)
 	}
 }
 

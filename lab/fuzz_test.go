@@ -15,6 +15,7 @@ func FuzzParseConfig(f *testing.F) {
 	fuzzseed.AddFiles(f, "../examples/lab/*.yaml")
 	f.Add([]byte("servers: [{label: a, suite: trixie}]\nworkloads: [{test: oltp_insert, duration: 2s, warmup: 1}]\n"))
 	f.Add([]byte("servers:\n\t- x"))
+	f.Add([]byte("servers: [{label: a, path: /a}]\nworkloads: [{name: s, command: [sh, -c, \"x {socket} {nope}\"], duration: 9s}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(bytes.NewReader(data), "f.yaml")
 		if (c == nil) == (err == nil) {

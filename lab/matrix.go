@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flamediff/flamediff/internal/names"
@@ -308,7 +309,11 @@ func (s *Session) window(ctx context.Context, step string, w Workload, b *labSer
 		}
 	}
 	dir = filepath.Join(s.opts.Out, tree, w.Name, b.spec.Label, strconv.Itoa(repeat))
-	s.logf("%s %s %s repeat %d, %s window: sysbench %s, %s", step, w.Name, b.spec.Label, repeat, what, w.Test, w.Duration)
+	runs := "sysbench " + w.Test
+	if w.Command != nil {
+		runs = strings.Join(w.Command, " ")
+	}
+	s.logf("%s %s %s repeat %d, %s window: %s, %s", step, w.Name, b.spec.Label, repeat, what, runs, w.Duration)
 	c := s.recordConfig(w, b, dir)
 	if !profiled {
 		c = unprofiled(c)
@@ -344,7 +349,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		debug = []string{filepath.Dir(b.bin.LibcDebugDir)} // the root above .build-id
 	}
 	c := s.cfg.Capture
-	return record.Config{
+	rc := record.Config{
 		Target:      record.Target{PID: b.srv.PID()},
 		Sampler:     c.Sampler,
 		Event:       "auto",
@@ -371,6 +376,18 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		// the profile itself.
 		Kernel: true,
 	}
+	if w.Command != nil {
+		// Any command: no --time to derive the window from, so it is
+		// given (from the warmup to the margin before the duration), and
+		// a command still running at twice its duration is stopped.
+		// Clients of libmysqlclient and MariaDB Connector/C find the
+		// socket in MYSQL_UNIX_PORT.
+		rc.Workload = w.CommandArgs(b.srv.Socket, "root", "sbtest")
+		rc.WorkloadEnv = []string{"MYSQL_UNIX_PORT=" + b.srv.Socket}
+		rc.Duration = w.Duration - w.Warmup - margin
+		rc.WorkloadLimit = 2 * w.Duration
+	}
+	return rc
 }
 
 func (s *Session) logf(format string, a ...any) {
