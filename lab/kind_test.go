@@ -87,7 +87,7 @@ func TestMyCnfMySQL(t *testing.T) {
 	s := &Server{Binary: b, Dir: "/w", DataDir: "/w/data", Socket: "/w/mysqld.sock", ErrorLog: "/w/error.log",
 		cfg: ServerConfig{BufferPool: "1G", Options: []string{"performance_schema=OFF"}}}
 	got := s.myCnf()
-	want := []string{"[mysqld]\n", "datadir=/w/data\n", "socket=/w/mysqld.sock\n", "pid-file=/w/mysqld.pid\n",
+	want := []string{"[mysqld]\n", "datadir=/w/data\n", "socket=/w/mysqld.sock\n", "pid-file=/w/mysqld.pid\n", "tmpdir=/w/tmp\n",
 		"skip-networking\n", "disable-log-bin\n", "mysqlx=OFF\n", "secure-file-priv=\n", "innodb_buffer_pool_size=1G\n",
 		"basedir=" + tree + "/usr\n", "lc-messages-dir=" + tree + "/usr/share/mysql\n",
 		"character-sets-dir=" + tree + "/usr/share/mysql/charsets\n", "plugin-dir=" + tree + "/usr/lib/mysql/plugin\n"}

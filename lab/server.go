@@ -143,6 +143,11 @@ func StartServer(ctx context.Context, b *Binary, cfg ServerConfig) (*Server, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start server: work directory %w", describePath(dir, err, true))
 	}
+	// The server's temporary files go to its own directory, not /tmp,
+	// where anything else on the machine may clean them away under it.
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		return nil, fmt.Errorf("start server: %w", describePath(filepath.Join(dir, "tmp"), err, true))
+	}
 	if err := os.WriteFile(s.Config, []byte(s.myCnf()), 0o644); err != nil {
 		return nil, fmt.Errorf("start server: %w", describePath(s.Config, err, false))
 	}
@@ -193,6 +198,7 @@ func (s *Server) myCnf() string {
 		"socket=" + s.Socket,
 		"pid-file=" + filepath.Join(s.Dir, bin.program()+".pid"),
 		"log-error=" + s.ErrorLog,
+		"tmpdir=" + filepath.Join(s.Dir, "tmp"),
 		"skip-networking",
 	}
 	if bin.Kind == MySQL {

@@ -52,6 +52,10 @@ func TestInstalledLifecycle(t *testing.T) {
 	if err := srv.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM sbtest.sbtest1").Scan(&n); err != nil || n != 1000 {
 		t.Fatalf("rows after Prepare = %d, %v; want 1000", n, err)
 	}
+	var tmpdir string
+	if err := srv.DB().QueryRowContext(ctx, "SELECT @@tmpdir").Scan(&tmpdir); err != nil || tmpdir != filepath.Join(srv.Dir, "tmp") {
+		t.Errorf("@@tmpdir = %q, %v; want %s (not /tmp, which others may clean)", tmpdir, err, filepath.Join(srv.Dir, "tmp"))
+	}
 	if err := srv.Prepare(ctx, w); err != nil { // same tables: nothing to do
 		t.Fatalf("second Prepare: %v", err)
 	}
@@ -251,7 +255,7 @@ func TestMyCnf(t *testing.T) {
 		Socket: "/w/s.sock", ErrorLog: "/w/error.log",
 		cfg: ServerConfig{BufferPool: "1G", Options: []string{"innodb_buffer_pool_size=2G", "skip-name-resolve"}}}
 	got := s.myCnf()
-	want := []string{"[mysqld]\n", "datadir=/w/data\n", "socket=/w/s.sock\n", "skip-networking\n", "skip-log-bin\n",
+	want := []string{"[mysqld]\n", "datadir=/w/data\n", "socket=/w/s.sock\n", "tmpdir=/w/tmp\n", "skip-networking\n", "skip-log-bin\n",
 		"innodb_buffer_pool_size=1G\n", "lc-messages-dir=/c/t/usr/share/mariadb\n", "basedir=/c/t/usr\n"}
 	if os.Geteuid() == 0 {
 		want = append(want, "user=root\n")

@@ -100,10 +100,18 @@ func Start(t testing.TB, opts Options) *Server {
 		dir:     dir,
 	}
 	s.errorLog = filepath.Join(s.DataDir, "error.log")
-	if err := os.Mkdir(s.DataDir, 0o750); err != nil {
-		t.Fatalf("mariadbtest: %v", err)
+	// The server's temporary files (internal temporary tables, filesort)
+	// go to a directory of its own, not /tmp, where anything else on the
+	// machine may remove them: every server deletes the #sql* files in its
+	// tmpdir when it starts (mysql_rm_tmp_tables), and a clean-clone CI run failed
+	// with "Error on delete of '/tmp/#sql-temptable-...MAI' (Errcode: 2)".
+	tmp := filepath.Join(dir, "tmp")
+	for _, p := range []string{s.DataDir, tmp} {
+		if err := os.Mkdir(p, 0o750); err != nil {
+			t.Fatalf("mariadbtest: %v", err)
+		}
 	}
-	for _, p := range []string{dir, s.DataDir} {
+	for _, p := range []string{dir, s.DataDir, tmp} {
 		if err := os.Chown(p, uid, gid); err != nil {
 			t.Fatalf("mariadbtest: %v", err)
 		}
@@ -124,7 +132,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	args := []string{"--no-defaults", "--user=mysql", "--datadir=" + s.DataDir, "--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(dir, "mariadbd.pid"), "--skip-networking",
-		"--innodb-buffer-pool-size=" + pool, "--skip-log-bin", "--log-error=" + s.errorLog}
+		"--innodb-buffer-pool-size=" + pool, "--skip-log-bin", "--log-error=" + s.errorLog, "--tmpdir=" + tmp}
 	args = append(args, opts.Args...)
 	cmd := exec.Command(mariadbd, args...)
 	var console bytes.Buffer // what it prints before the error log is open
