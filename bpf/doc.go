@@ -75,6 +75,23 @@
 // which refuse non-preallocated maps in perf_event programs, get a
 // preallocated one.
 //
+// # Off-CPU counts
+//
+// With Options.OffCPU a second program, offcpu, runs on the sched_switch
+// tracepoint (tp_btf, beside switch_fix when that runs). It shares the
+// sampler's stacks map and hashing, so a stack seen on and off the CPU is
+// stored once. When a thread of the target leaves the CPU it walks its
+// user (and kernel) stack and keeps {time, thread, stack hashes,
+// voluntary} in offcpu_starts under the thread id; voluntary is
+// "not preempted and prev_state is not TASK_RUNNING", the kernel's own
+// rule for nvcsw against nivcsw. When the thread is switched back in, the
+// time since is added to offcpu_counts (nanoseconds and switches per
+// {thread, comm, user hash, kernel hash, voluntary}), aggregated in the
+// kernel as the samples are. Profiler.OffCPU reads them after Stop and
+// adds the threads still off the CPU at Stop, up to Stop, so that the
+// switches counted are the switch-outs between Start and Stop, as /proc
+// counts them. A thread that left the CPU before Start is not counted.
+//
 // # Stack copies
 //
 // A frame-pointer walk stops, or skips frames, in code built without frame
@@ -174,7 +191,10 @@
 // see README.md.
 package bpf
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Sentinel errors, wrapped with context by the functions of this package;
 // test them with errors.Is. A kernel that lacks what the profiler needs
@@ -250,6 +270,36 @@ type Options struct {
 	// run time; no program runs at context switches then. See
 	// docs/fidelity.md. Health counts what it did.
 	SwitchFix bool
+	// OffCPU (Linux 5.18 with BTF, needs PID) also counts where the
+	// target's threads wait: a program on the sched_switch tracepoint
+	// keeps each target thread's stacks (user, and kernel with Kernel)
+	// at its switch-out and, at its switch-in, adds the time it was off
+	// the CPU and one switch under them, apart for voluntary switches
+	// (it blocked) and involuntary ones (it was preempted), as the
+	// kernel tells them apart for /proc's voluntary_ctxt_switches and
+	// nonvoluntary_ctxt_switches. Read them with Profiler.OffCPU. See
+	// "Off-CPU counts" above.
+	OffCPU bool
+	// OffCPUMin leaves out the stretches off the CPU shorter than it
+	// (Health.OffCPUShort counts them); 0 counts every one.
+	OffCPUMin time.Duration
+}
+
+// OffCPUCount is the time one thread spent off the CPU, and how often it
+// left it, with one pair of stacks and one kind of switch.
+type OffCPUCount struct {
+	PID, TID uint32 // thread group id and thread id
+	Comm     string // the thread's name when it left the CPU
+	// User and Kernel are the stacks at the switch-out, leaf first, as
+	// in Count (Kernel empty unless Options.Kernel).
+	User, Kernel []uint64
+	// Voluntary: the thread blocked (it was not runnable); else it was
+	// preempted while runnable.
+	Voluntary bool
+	// Nanoseconds is the time off the CPU, from each switch-out to the
+	// switch-in that followed, or to Stop for a thread still off the CPU
+	// then; Switches counts the switch-outs.
+	Nanoseconds, Switches uint64
 }
 
 // Count is the number of samples of one thread with one stack.
@@ -333,6 +383,13 @@ type Health struct {
 	Collisions uint64
 	// Idle counts skipped ticks of the idle task (pid 0).
 	Idle uint64
+	// OffCPUDropped counts the switches Options.OffCPU did not count: a
+	// map was full, or a stack could not be stored. OffCPUShort counts
+	// those shorter than Options.OffCPUMin, left out on purpose.
+	OffCPUDropped, OffCPUShort uint64
+	// OffCPUStackErrors counts failures of bpf_get_stack at switch-outs
+	// (Options.OffCPU), user and kernel, by errno as UserStackErrors.
+	OffCPUStackErrors map[int64]uint64
 }
 
 // ThreadCorrection is what Options.SwitchFix did to one thread's samples:

@@ -130,6 +130,10 @@ struct health_counters {
 	__u64 switch_surplus;  // switch_fix: of switch_skipped, samples beyond the accounted CPU
 	__u64 weighted_extra;  // profile_weighted: samples added for run time no timer sample stood for
 	__u64 weighted_zero;   // profile_weighted: timer samples with less than a period of run time since the last
+	__u64 offcpu_dropped;  // offcpu: switches not counted: a map was full or a stack could not be stored
+	__u64 offcpu_short;    // offcpu: switches back in after less than offcpu_min_ns, not counted
+	__u64 offcpu_user_err[ERRNO_BUCKETS];   // offcpu: bpf_get_stack(user) by -errno
+	__u64 offcpu_kernel_err[ERRNO_BUCKETS]; // offcpu: bpf_get_stack(kernel) by -errno
 };
 
 // Set by the loader before loading.
@@ -149,6 +153,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 // for its next sample to count as deferred (see switch_fix).
 const volatile __u64 period_ns = 0;
 const volatile __s64 defer_slack_ns = 5000;
+// offcpu: stretches off the CPU shorter than this are not counted.
+const volatile __u64 offcpu_min_ns = 0;
 
 // The fields switch_fix reads, for CO-RE (the kernel's BTF has the rest).
 struct list_head {
@@ -179,6 +185,7 @@ struct sched_entity {
 } __attribute__((preserve_access_index));
 struct task_struct {
 	int pid;
+	char comm[16];
 	int tgid;
 	struct sched_entity se;
 	struct perf_event_context *perf_event_ctxp;
@@ -677,5 +684,123 @@ int switch_fix(__u64 *ctx)
 		t->skip = 1;
 		h->switch_surplus++;
 	}
+	return 0;
+}
+
+
+// Key of `offcpu_counts`: a thread, the stacks it left the CPU with, and
+// how it left. 48 bytes, no padding.
+struct offcpu_key {
+	__u32 tgid;
+	__u32 tid;
+	char comm[16];
+	__u64 user_hash;   // 0: no user stack
+	__u64 kernel_hash; // 0: no kernel stack (not asked for, error or empty)
+	__u32 voluntary;   // 1: it blocked (nvcsw); 0: it was preempted (nivcsw)
+	__u32 _pad;
+};
+
+struct offcpu_value {
+	__u64 ns;       // time off the CPU: from each switch-out to the switch-in
+	__u64 switches; // switch-outs
+};
+
+// A target thread off the CPU: when it left and how (the key it is
+// counted under once it is back).
+struct offcpu_start {
+	__u64 ts;
+	struct offcpu_key key;
+};
+
+// Sized by the loader (1 entry without Options.OffCPU).
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_value);
+} offcpu_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} offcpu_starts SEC(".maps");
+
+static __always_inline void offcpu_add(struct offcpu_key *key, __u64 ns, struct health_counters *h)
+{
+	struct offcpu_value *v = bpf_map_lookup_elem(&offcpu_counts, key);
+	if (!v) {
+		struct offcpu_value init = {.ns = ns, .switches = 1};
+		long err = bpf_map_update_elem(&offcpu_counts, key, &init, BPF_NOEXIST);
+		if (!err)
+			return;
+		if (err != -EEXIST || !(v = bpf_map_lookup_elem(&offcpu_counts, key))) {
+			h->offcpu_dropped++;
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->switches, 1);
+}
+
+// offcpu (Options.OffCPU): at each switch-out of a target thread it keeps
+// the time, the thread's user (and kernel) stack and whether it blocked
+// (prev_state other than TASK_RUNNING, not preempted: what the kernel
+// counts in nvcsw, /proc's voluntary_ctxt_switches) or was preempted
+// (nivcsw); at the thread's next switch-in it adds the time it was off the
+// CPU and one switch to `offcpu_counts` under those stacks. A thread still
+// off the CPU when the program stops is counted by the loader
+// (Profiler.OffCPU). Arguments of sched_switch (Linux 5.18): preempt,
+// prev, next, prev_state.
+SEC("tp_btf/sched_switch")
+int offcpu(__u64 *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	__u32 zero = 0;
+	__u64 now = 0;
+
+	if (next->tgid == target_tgid) {
+		__u32 ntid = next->pid;
+		struct offcpu_start *st = bpf_map_lookup_elem(&offcpu_starts, &ntid);
+		if (st) {
+			struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+			now = bpf_ktime_get_ns();
+			__u64 d = now - st->ts;
+			if (h) {
+				if (d < offcpu_min_ns)
+					h->offcpu_short++;
+				else
+					offcpu_add(&st->key, d, h);
+			}
+			bpf_map_delete_elem(&offcpu_starts, &ntid);
+		}
+	}
+	// current is prev here.
+	if (bpf_get_current_pid_tgid() >> 32 != target_tgid || prev->pid == 0)
+		return 0;
+	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	struct sample *r = bpf_map_lookup_elem(&scratch_space, &zero);
+	if (!h || !r)
+		return 0;
+	struct offcpu_start st = {};
+	st.key.tgid = target_tgid;
+	st.key.tid = prev->pid;
+	bpf_probe_read_kernel_str(st.key.comm, sizeof(st.key.comm), prev->comm);
+	st.key.voluntary = !(__u8)ctx[0] && (__u32)ctx[3] != 0;
+	__u32 depth = walk_stack(ctx, &r->user, BPF_F_USER_STACK, h->offcpu_user_err, h);
+	if (store_stack(&r->user, depth, h, &st.key.user_hash))
+		goto dropped;
+	if (kernel_stacks) {
+		depth = walk_stack(ctx, &r->kern, 0, h->offcpu_kernel_err, h);
+		if (store_stack(&r->kern, depth, h, &st.key.kernel_hash))
+			goto dropped;
+	}
+	st.ts = now ? now : bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_starts, &st.key.tid, &st, BPF_ANY))
+		goto dropped;
+	return 0;
+dropped:
+	h->offcpu_dropped++;
 	return 0;
 }

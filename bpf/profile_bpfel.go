@@ -23,26 +23,53 @@ type profileCountKey struct {
 }
 
 type profileHealthCounters struct {
-	_              structs.HostLayout
-	Samples        uint64
-	Idle           uint64
-	MapFull        uint64
-	StackMapFull   uint64
-	StackNomem     uint64
-	Truncated      uint64
-	Collisions     uint64
-	UserErr        [64]uint64
-	KernelErr      [64]uint64
-	Copied         uint64
-	RingbufFull    uint64
-	WindowFull     uint64
-	UserRegsErr    uint64
-	SwitchDeferred uint64
-	SwitchOwed     uint64
-	SwitchSkipped  uint64
-	SwitchSurplus  uint64
-	WeightedExtra  uint64
-	WeightedZero   uint64
+	_               structs.HostLayout
+	Samples         uint64
+	Idle            uint64
+	MapFull         uint64
+	StackMapFull    uint64
+	StackNomem      uint64
+	Truncated       uint64
+	Collisions      uint64
+	UserErr         [64]uint64
+	KernelErr       [64]uint64
+	Copied          uint64
+	RingbufFull     uint64
+	WindowFull      uint64
+	UserRegsErr     uint64
+	SwitchDeferred  uint64
+	SwitchOwed      uint64
+	SwitchSkipped   uint64
+	SwitchSurplus   uint64
+	WeightedExtra   uint64
+	WeightedZero    uint64
+	OffcpuDropped   uint64
+	OffcpuShort     uint64
+	OffcpuUserErr   [64]uint64
+	OffcpuKernelErr [64]uint64
+}
+
+type profileOffcpuKey struct {
+	_          structs.HostLayout
+	Tgid       uint32
+	Tid        uint32
+	Comm       [16]int8
+	UserHash   uint64
+	KernelHash uint64
+	Voluntary  uint32
+	Pad        uint32
+}
+
+type profileOffcpuStart struct {
+	_   structs.HostLayout
+	Ts  uint64
+	Key profileOffcpuKey
+}
+
+type profileOffcpuValue struct {
+	_        structs.HostLayout
+	Ns       uint64
+	Switches uint64
 }
 
 type profileRanges struct {
@@ -100,16 +127,20 @@ const (
 	profileMapCounts           = "counts"
 	profileMapHealth           = "health"
 	profileMapNofpRanges       = "nofp_ranges"
+	profileMapOffcpuCounts     = "offcpu_counts"
+	profileMapOffcpuStarts     = "offcpu_starts"
 	profileMapRootRanges       = "root_ranges"
 	profileMapSamples          = "samples"
 	profileMapScratchSpace     = "scratch_space"
 	profileMapStacks           = "stacks"
 	profileMapThreads          = "threads"
+	profileProgOffcpu          = "offcpu"
 	profileProgProfile         = "profile"
 	profileProgProfileWeighted = "profile_weighted"
 	profileProgSwitchFix       = "switch_fix"
 	profileVarDeferSlackNs     = "defer_slack_ns"
 	profileVarKernelStacks     = "kernel_stacks"
+	profileVarOffcpuMinNs      = "offcpu_min_ns"
 	profileVarPeriodNs         = "period_ns"
 	profileVarStackCopy        = "stack_copy"
 	profileVarStackPages       = "stack_pages"
@@ -160,6 +191,7 @@ type profileSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileProgramSpecs struct {
+	Offcpu          *ebpf.ProgramSpec `ebpf:"offcpu"`
 	Profile         *ebpf.ProgramSpec `ebpf:"profile"`
 	ProfileWeighted *ebpf.ProgramSpec `ebpf:"profile_weighted"`
 	SwitchFix       *ebpf.ProgramSpec `ebpf:"switch_fix"`
@@ -172,6 +204,8 @@ type profileMapSpecs struct {
 	Counts       *ebpf.MapSpec `ebpf:"counts"`
 	Health       *ebpf.MapSpec `ebpf:"health"`
 	NofpRanges   *ebpf.MapSpec `ebpf:"nofp_ranges"`
+	OffcpuCounts *ebpf.MapSpec `ebpf:"offcpu_counts"`
+	OffcpuStarts *ebpf.MapSpec `ebpf:"offcpu_starts"`
 	RootRanges   *ebpf.MapSpec `ebpf:"root_ranges"`
 	Samples      *ebpf.MapSpec `ebpf:"samples"`
 	ScratchSpace *ebpf.MapSpec `ebpf:"scratch_space"`
@@ -185,6 +219,7 @@ type profileMapSpecs struct {
 type profileVariableSpecs struct {
 	DeferSlackNs *ebpf.VariableSpec `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.VariableSpec `ebpf:"kernel_stacks"`
+	OffcpuMinNs  *ebpf.VariableSpec `ebpf:"offcpu_min_ns"`
 	PeriodNs     *ebpf.VariableSpec `ebpf:"period_ns"`
 	StackCopy    *ebpf.VariableSpec `ebpf:"stack_copy"`
 	StackPages   *ebpf.VariableSpec `ebpf:"stack_pages"`
@@ -216,6 +251,8 @@ type profileMaps struct {
 	Counts       *ebpf.Map `ebpf:"counts"`
 	Health       *ebpf.Map `ebpf:"health"`
 	NofpRanges   *ebpf.Map `ebpf:"nofp_ranges"`
+	OffcpuCounts *ebpf.Map `ebpf:"offcpu_counts"`
+	OffcpuStarts *ebpf.Map `ebpf:"offcpu_starts"`
 	RootRanges   *ebpf.Map `ebpf:"root_ranges"`
 	Samples      *ebpf.Map `ebpf:"samples"`
 	ScratchSpace *ebpf.Map `ebpf:"scratch_space"`
@@ -228,6 +265,8 @@ func (m *profileMaps) Close() error {
 		m.Counts,
 		m.Health,
 		m.NofpRanges,
+		m.OffcpuCounts,
+		m.OffcpuStarts,
 		m.RootRanges,
 		m.Samples,
 		m.ScratchSpace,
@@ -242,6 +281,7 @@ func (m *profileMaps) Close() error {
 type profileVariables struct {
 	DeferSlackNs *ebpf.Variable `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.Variable `ebpf:"kernel_stacks"`
+	OffcpuMinNs  *ebpf.Variable `ebpf:"offcpu_min_ns"`
 	PeriodNs     *ebpf.Variable `ebpf:"period_ns"`
 	StackCopy    *ebpf.Variable `ebpf:"stack_copy"`
 	StackPages   *ebpf.Variable `ebpf:"stack_pages"`
@@ -254,6 +294,7 @@ type profileVariables struct {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profilePrograms struct {
+	Offcpu          *ebpf.Program `ebpf:"offcpu"`
 	Profile         *ebpf.Program `ebpf:"profile"`
 	ProfileWeighted *ebpf.Program `ebpf:"profile_weighted"`
 	SwitchFix       *ebpf.Program `ebpf:"switch_fix"`
@@ -261,6 +302,7 @@ type profilePrograms struct {
 
 func (p *profilePrograms) Close() error {
 	return _ProfileClose(
+		p.Offcpu,
 		p.Profile,
 		p.ProfileWeighted,
 		p.SwitchFix,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -37,10 +38,14 @@ var procRoot = "/proc"
 type Profiler struct {
 	opts Options
 
-	mu      sync.Mutex
-	objs    *profileObjects // nil once closed
-	events  []perfEvent     // open perf events, nil before Start
-	fix     link.Link       // switch_fix on sched_switch, nil without SwitchFix or before Start
+	mu     sync.Mutex
+	objs   *profileObjects // nil once closed
+	events []perfEvent     // open perf events, nil before Start
+	fix    link.Link       // switch_fix on sched_switch, nil without SwitchFix or before Start
+	off    link.Link       // offcpu on sched_switch, nil without OffCPU or before Start
+	// offStop is CLOCK_MONOTONIC (bpf_ktime_get_ns) when offcpu was
+	// detached: threads still off the CPU are counted up to it.
+	offStop uint64
 	running bool
 	reading bool // a ReadSamples runs
 }
@@ -91,6 +96,10 @@ func (o *Options) fill() error {
 		return fmt.Errorf("bpf: per-thread events need a target pid")
 	case o.SwitchFix && o.PID == 0:
 		return fmt.Errorf("bpf: the switch fix needs a target pid")
+	case o.OffCPU && o.PID == 0:
+		return fmt.Errorf("bpf: off-CPU counts need a target pid")
+	case o.OffCPUMin < 0:
+		return fmt.Errorf("bpf: off-CPU minimum %s negative", o.OffCPUMin)
 	case o.MaxStacks < 0 || o.MaxStacks > 1<<24:
 		return fmt.Errorf("bpf: max stacks %d out of range [0, %d]", o.MaxStacks, 1<<24)
 	}
@@ -171,6 +180,7 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 		profileVarTaskRegs:    taskRegs,
 		profileVarWakeupBytes: uint64(opts.RingBufferBytes / 4),
 		profileVarPeriodNs:    period,
+		profileVarOffcpuMinNs: uint64(opts.OffCPUMin),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("bpf: load profiler: set %s: %w", name, err)
@@ -185,6 +195,13 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	spec.Maps[profileMapStacks].MaxEntries = uint32(stacks)
 	if opts.PreallocStacks {
 		spec.Maps[profileMapStacks].Flags &^= unix.BPF_F_NO_PREALLOC
+	}
+	// The off-CPU maps are created in any case (the object declares
+	// them), as small as they can be when they stay unused.
+	spec.Maps[profileMapOffcpuCounts].MaxEntries, spec.Maps[profileMapOffcpuStarts].MaxEntries = 1, 1
+	if opts.OffCPU {
+		spec.Maps[profileMapOffcpuCounts].MaxEntries = uint32(opts.MaxStacks)
+		spec.Maps[profileMapOffcpuStarts].MaxEntries = maxThreads
 	}
 
 	// Only the programs the options need are loaded: the switch fix's
@@ -232,7 +249,44 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 		}
 		return nil, classify(ctx, err)
 	}
+	if opts.OffCPU {
+		// A second load of the one program, on the maps of the first:
+		// the off-CPU program needs the kernel's BTF, which the
+		// sampler alone does not.
+		if err := loadOffCPU(spec, &objs, copts); err != nil {
+			_ = objs.Close()
+			return nil, classify("bpf: load the off-CPU program (needs Linux 5.18 and the kernel's BTF)", err)
+		}
+	}
 	return &objs, nil
+}
+
+// maxThreads is the capacity of offcpu_starts: the target's threads off
+// the CPU at one time.
+const maxThreads = 16384
+
+// loadOffCPU loads the offcpu program into objs, on objs' maps.
+func loadOffCPU(spec *ebpf.CollectionSpec, objs *profileObjects, copts *ebpf.CollectionOptions) error {
+	o := ebpf.CollectionOptions{}
+	if copts != nil {
+		o = *copts
+	}
+	o.MapReplacements = map[string]*ebpf.Map{}
+	v := reflect.ValueOf(objs.profileMaps)
+	t := v.Type()
+	for i := range t.NumField() {
+		if m, ok := v.Field(i).Interface().(*ebpf.Map); ok && m != nil {
+			o.MapReplacements[t.Field(i).Tag.Get("ebpf")] = m
+		}
+	}
+	var p struct {
+		Offcpu *ebpf.Program `ebpf:"offcpu"`
+	}
+	if err := spec.LoadAndAssign(&p, &o); err != nil {
+		return err
+	}
+	objs.Offcpu = p.Offcpu
+	return nil
 }
 
 // classify wraps err with context and, where it applies, ErrPermission or
@@ -305,6 +359,13 @@ func (p *Profiler) Start() error {
 			return errors.Join(classify("bpf: start: attach the switch fix to sched_switch", err), p.closeEvents())
 		}
 		p.fix = l
+	}
+	if p.objs.Offcpu != nil && p.off == nil {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p.objs.Offcpu})
+		if err != nil {
+			return errors.Join(classify("bpf: start: attach the off-CPU program to sched_switch", err), p.closeEvents())
+		}
+		p.off, p.offStop = l, 0
 	}
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
@@ -447,6 +508,12 @@ func (p *Profiler) stop() error {
 		}
 		p.fix = nil
 	}
+	if p.off != nil {
+		if err := p.off.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bpf: stop: detach the off-CPU program: %w", err))
+		}
+		p.off, p.offStop = nil, monotonicNs()
+	}
 	for _, ev := range p.events {
 		if err := unix.IoctlSetInt(ev.fd, unix.PERF_EVENT_IOC_DISABLE, 0); err != nil {
 			errs = append(errs, fmt.Errorf("bpf: stop: disable perf event on %s: %w", ev.where, err))
@@ -476,6 +543,12 @@ func (p *Profiler) closeEvents() error {
 			errs = append(errs, fmt.Errorf("bpf: close the switch fix's link: %w", err))
 		}
 		p.fix = nil
+	}
+	if p.off != nil {
+		if err := p.off.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bpf: close the off-CPU program's link: %w", err))
+		}
+		p.off = nil
 	}
 	return errors.Join(errs...)
 }
@@ -618,6 +691,18 @@ func (p *Profiler) Health() (Health, error) {
 		h.SwitchSurplus += c.SwitchSurplus
 		h.WeightedExtra += c.WeightedExtra
 		h.WeightedZero += c.WeightedZero
+		h.OffCPUDropped += c.OffcpuDropped
+		h.OffCPUShort += c.OffcpuShort
+		for _, errs := range [][64]uint64{c.OffcpuUserErr, c.OffcpuKernelErr} {
+			for errno, n := range errs {
+				if n != 0 {
+					if h.OffCPUStackErrors == nil {
+						h.OffCPUStackErrors = map[int64]uint64{}
+					}
+					h.OffCPUStackErrors[int64(errno)] += n
+				}
+			}
+		}
 		for errno, n := range c.UserErr {
 			if n != 0 {
 				h.UserStackErrors[int64(errno)] += n
@@ -663,6 +748,13 @@ func (p *Profiler) RunTime() (time.Duration, uint64, bool) {
 		// The switch fix runs at every context switch of the machine
 		// (it returns at once for other processes): its time counts.
 		if fs, err := p.objs.SwitchFix.Stats(); err == nil {
+			st.Runtime += fs.Runtime
+			st.RunCount += fs.RunCount
+		}
+	}
+	if p.objs.Offcpu != nil {
+		// So does the off-CPU program.
+		if fs, err := p.objs.Offcpu.Stats(); err == nil {
 			st.Runtime += fs.Runtime
 			st.RunCount += fs.RunCount
 		}

@@ -53,3 +53,6 @@ func (p *Profiler) SetRanges(noFP, roots []Range) error { return unsupported("se
 func (p *Profiler) ReadSamples(ctx context.Context, fn func(RawSample) error) error {
 	return unsupported("reading samples")
 }
+
+// OffCPU fails: BPF needs Linux.
+func (p *Profiler) OffCPU() ([]OffCPUCount, error) { return nil, unsupported("reading off-CPU counts") }
