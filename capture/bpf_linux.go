@@ -217,7 +217,7 @@ func (b *BPF) prepare(ctx context.Context, pid int, opts Options) (*bpfRun, erro
 		return nil, fmt.Errorf("bpf sampler: %w", err)
 	}
 	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
-		SwitchFix: opts.SwitchFix}
+		SwitchFix: opts.SwitchFix, OffCPU: opts.OffCPU, OffCPUMin: opts.OffCPUMin}
 	prof, err := bpf.Load(bopts)
 	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
 		// The default asks for copies where they work: frame pointers
@@ -371,6 +371,27 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	if r.copies != nil {
 		res.Unwind = r.copies.summary(r.stackCopy.String(), r.pages*bpf.PageSize)
 		res.Health["copied_spliced"] = uint64(r.copies.spliced)
+	}
+	if r.opts.OffCPU {
+		off, err := r.prof.OffCPU()
+		if err == nil {
+			res.OffCPU, err = foldOffCPU(off, r.syms, r.kernel, r.opts.Kernel)
+		}
+		if err != nil {
+			r.err = fmt.Errorf("bpf sampler: off-CPU: %w", err)
+			return nil, r.err
+		}
+		res.OffCPU.Totals.Dropped, res.OffCPU.Totals.Short = health.OffCPUDropped, health.OffCPUShort
+		res.Health["offcpu_dropped"], res.Health["offcpu_short"] = health.OffCPUDropped, health.OffCPUShort
+		var n uint64
+		for errno, c := range health.OffCPUStackErrors {
+			res.Health[fmt.Sprintf("offcpu_stack_errno_%d", errno)] = c
+			n += c
+		}
+		res.Health["offcpu_stack_errors"] = n
+		if health.OffCPUDropped > 0 {
+			warnings = append(warnings, fmt.Sprintf("off-CPU: %d switches were not counted (a map was full or a stack could not be stored)", health.OffCPUDropped))
+		}
 	}
 	res.ProgramRunTime, res.ProgramRuns, _ = r.prof.RunTime()
 	warnings = append(warnings, r.syms.Notes()...)

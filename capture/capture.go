@@ -91,6 +91,26 @@ type Options struct {
 	// with per-thread events; with SystemWide, by weighting each sample
 	// with its thread's run time. The perf sampler ignores it.
 	SwitchFix bool
+	// OffCPU has the BPF sampler also count where the target's threads
+	// wait off the CPU, voluntary and involuntary switches apart
+	// (bpf.Options.OffCPU): Result.OffCPU. The perf sampler refuses it.
+	OffCPU bool
+	// OffCPUMin leaves out the stretches off the CPU shorter than it.
+	OffCPUMin time.Duration
+}
+
+// OffCPU is the off-CPU profile of a window (Options.OffCPU).
+type OffCPU struct {
+	// Time holds the stacks at which the threads left the CPU, weighted
+	// by microseconds off the CPU; Switches the same stacks weighted by
+	// switch-outs. Frames[0] is the thread name, as in Result.Profile,
+	// and each stack's leaf is fold.OffCPUVoluntary or
+	// fold.OffCPUInvoluntary. Unit is fold.UnitSamples (counts).
+	Time, Switches *fold.Profile
+	// Totals are the window's totals and their split by thread name
+	// (Seconds, Voluntary, Involuntary, Dropped, Short, Threads; the
+	// /proc figures are for the caller to fill).
+	Totals fold.OffCPU
 }
 
 // Result is what one sampling window produced.
@@ -129,6 +149,8 @@ type Result struct {
 	// perf): the method, the stack copies and, per object, the frames by
 	// method.
 	Unwind *fold.Unwind
+	// OffCPU is the off-CPU profile with Options.OffCPU, else nil.
+	OffCPU *OffCPU
 }
 
 // Sampler samples one process. A Sampler is used once: Start, then Stop.

@@ -101,6 +101,9 @@ func (p *Perf) Start(ctx context.Context, pid int, opts Options) error {
 	if pid <= 0 {
 		return fmt.Errorf("perf: invalid pid %d", pid)
 	}
+	if opts.OffCPU {
+		return fmt.Errorf("perf: off-CPU profiles: %w: they need the BPF sampler", errors.ErrUnsupported)
+	}
 	if err := processAlive(pid); err != nil {
 		return fmt.Errorf("perf: %w", err)
 	}

@@ -16,6 +16,16 @@ import (
 const (
 	MetaFile   = "run.json"
 	StacksFile = "stacks.folded"
+	// OffCPUFile holds the off-CPU profile's stacks weighted by
+	// microseconds off the CPU, OffCPUSwitchesFile the same stacks
+	// weighted by switches; each stack's leaf is OffCPUVoluntary or
+	// OffCPUInvoluntary.
+	OffCPUFile         = "offcpu.folded"
+	OffCPUSwitchesFile = "offcpu-switches.folded"
+	// The leaf frames of off-CPU stacks: the thread blocked (a voluntary
+	// switch), or it was preempted while runnable (an involuntary one).
+	OffCPUVoluntary   = "[voluntary]"
+	OffCPUInvoluntary = "[involuntary]"
 )
 
 // Meta is the metadata of one captured run, stored as run.json beside
@@ -112,6 +122,9 @@ type Meta struct {
 	// with the run time the scheduler accounted to the threads of that
 	// name over the window (schedstat); nil when not measured.
 	Fidelity []ThreadFidelity `json:"fidelity,omitempty"`
+	// OffCPU holds the totals of the off-CPU profile (record --off-cpu):
+	// nil when none was recorded.
+	OffCPU *OffCPU `json:"off_cpu,omitempty"`
 	// SamplerScope is "cpu" (per-CPU events, the target's samples kept)
 	// or "thread" (events on the target's threads).
 	SamplerScope string `json:"sampler_scope,omitempty"`

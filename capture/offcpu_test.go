@@ -1,0 +1,216 @@
+//go:build linux
+
+package capture
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+//go:embed testdata/offcpu.c
+var offCPUSource []byte
+
+// offCPUProgram builds and starts testdata/offcpu.c, whose threads wait
+// for known times (see its comment), and returns it and its counter file.
+func offCPUProgram(t *testing.T) (*exec.Cmd, string) {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed: the test builds its program")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "offcpu.c"), filepath.Join(dir, "offcpu")
+	if err := os.WriteFile(src, offCPUSource, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O0", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "counters")
+	cmd := exec.Command(bin, file)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("offcpu said %q (%v), want ready", line, err)
+	}
+	return cmd, file
+}
+
+// offCPUTruth is what the program measured of its waits (ns and calls of
+// path_a, path_b and consume_wait) and /proc's switches of its threads, by
+// thread name.
+type offCPUTruth struct {
+	ns, calls              [3]uint64
+	voluntary, involuntary map[string]int64
+}
+
+func readOffCPUTruth(t *testing.T, pid int, file string) offCPUTruth {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) < 48 {
+		t.Fatalf("counters: %d bytes, %v", len(data), err)
+	}
+	var tr offCPUTruth
+	for i := range 3 {
+		tr.ns[i] = binary.LittleEndian.Uint64(data[16*i:])
+		tr.calls[i] = binary.LittleEndian.Uint64(data[16*i+8:])
+	}
+	tr.voluntary, tr.involuntary = map[string]int64{}, map[string]int64{}
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		comm, err1 := os.ReadFile(filepath.Join(dir, task.Name(), "comm"))
+		status, err2 := os.ReadFile(filepath.Join(dir, task.Name(), "status"))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		name := strings.TrimSpace(string(comm))
+		for _, line := range strings.Split(string(status), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "voluntary_ctxt_switches":
+				tr.voluntary[name] += n
+			case "nonvoluntary_ctxt_switches":
+				tr.involuntary[name] += n
+			}
+		}
+	}
+	return tr
+}
+
+// within says whether got is within frac of want.
+func within(got, want, frac float64) bool {
+	return math.Abs(got-want) <= frac*math.Abs(want)
+}
+
+// TestOffCPUTruth records the off-CPU profile of testdata/offcpu.c, whose
+// threads wait in known places for times they measure themselves, and
+// checks it against that truth and /proc: the time off the CPU in
+// path_a, path_b and consume_wait and path_a's share of the sleeper's
+// waits within 3% of what the program measured, each thread's voluntary
+// and involuntary switches within 3% of /proc's over the window, and the
+// kinds apart (the sleeper's waits voluntary, the spinner's involuntary).
+func TestOffCPUTruth(t *testing.T) {
+	requireBPF(t)
+	cmd, file := offCPUProgram(t)
+	pid := cmd.Process.Pid
+	time.Sleep(200 * time.Millisecond)
+	s := NewBPF()
+	ctx := context.Background()
+	if err := s.Start(ctx, pid, Options{FrequencyHz: 99, OffCPU: true, StackCopy: "never"}); err != nil {
+		t.Fatal(err)
+	}
+	before := readOffCPUTruth(t, pid, file)
+	time.Sleep(4 * time.Second)
+	after := readOffCPUTruth(t, pid, file)
+	res, err := s.Stop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OffCPU == nil {
+		t.Fatal("Stop returned no off-CPU profile")
+	}
+	off := res.OffCPU
+	t.Logf("totals %+v", off.Totals)
+
+	// Time per path, in µs, with the kind of switch at the leaf.
+	inPath := func(p *fold.Profile, fn, kind string) int64 {
+		var n int64
+		for _, st := range p.Stacks {
+			if slices.Contains(st.Frames, fn) && st.Frames[len(st.Frames)-1] == kind {
+				n += st.Value
+			}
+		}
+		return n
+	}
+	var got [3]float64
+	for i, fn := range []string{"path_a", "path_b", "consume_wait"} {
+		got[i] = float64(inPath(off.Time, fn, fold.OffCPUVoluntary))
+		want := float64(after.ns[i]-before.ns[i]) / 1e3
+		t.Logf("%s: off the CPU %.0f µs (%d switches), the program measured %.0f µs (%d calls)", fn, got[i],
+			inPath(off.Switches, fn, fold.OffCPUVoluntary), want, after.calls[i]-before.calls[i])
+		if !within(got[i], want, 0.03) {
+			t.Errorf("%s: %.0f µs off the CPU, the program measured %.0f µs: want within 3%%", fn, got[i], want)
+		}
+	}
+	share := got[0] / (got[0] + got[1])
+	trueShare := float64(after.ns[0]-before.ns[0]) / float64(after.ns[0]-before.ns[0]+after.ns[1]-before.ns[1])
+	t.Logf("path_a's share of the sleeper's waits: %.4f, true %.4f (by design 0.25)", share, trueShare)
+	if !within(share, trueShare, 0.03) {
+		t.Errorf("path_a's share %.4f, true %.4f: want within 3%%", share, trueShare)
+	}
+
+	// Switches per thread against /proc.
+	byName := map[string]fold.OffCPUThread{}
+	for _, th := range off.Totals.Threads {
+		byName[th.Name] = th
+	}
+	var bv, bi, pv, pi int64
+	for _, name := range []string{"sleeper", "consumer", "producer", "spinner"} {
+		th := byName[name]
+		v, i := after.voluntary[name]-before.voluntary[name], after.involuntary[name]-before.involuntary[name]
+		bv, bi, pv, pi = bv+th.Voluntary, bi+th.Involuntary, pv+v, pi+i
+		t.Logf("%s: voluntary %d (/proc %d), involuntary %d (/proc %d), %.3f s off the CPU", name, th.Voluntary, v, th.Involuntary, i, th.Seconds)
+		// Small counts: the edges of the window may differ by a switch or two.
+		if !within(float64(th.Voluntary), float64(v), 0.03) && abs(th.Voluntary-v) > 2 {
+			t.Errorf("%s: %d voluntary switches, /proc %d: want within 3%%", name, th.Voluntary, v)
+		}
+		if !within(float64(th.Involuntary), float64(i), 0.03) && abs(th.Involuntary-i) > 2 {
+			t.Errorf("%s: %d involuntary switches, /proc %d: want within 3%%", name, th.Involuntary, i)
+		}
+	}
+	if byName["spinner"].Involuntary < 100 || byName["spinner"].Voluntary > byName["spinner"].Involuntary/10 {
+		t.Errorf("spinner: %d involuntary, %d voluntary switches: want it preempted (involuntary) hundreds of times", byName["spinner"].Involuntary, byName["spinner"].Voluntary)
+	}
+	if got := inPath(off.Switches, "path_a", fold.OffCPUInvoluntary) + inPath(off.Switches, "path_b", fold.OffCPUInvoluntary); got > 0 {
+		t.Errorf("%d switches in path_a or path_b counted involuntary: nanosleep blocks", got)
+	}
+	t.Logf("all threads: voluntary %d (/proc %d), involuntary %d (/proc %d)", bv, pv, bi, pi)
+	if !within(float64(bv), float64(pv), 0.03) || !within(float64(bi), float64(pi), 0.03) {
+		t.Errorf("switches: voluntary %d, involuntary %d; /proc %d, %d: want within 3%%", bv, bi, pv, pi)
+	}
+	if off.Totals.Voluntary != bv+byName["offcpu"].Voluntary || off.Totals.Dropped != 0 {
+		t.Errorf("totals %+v: voluntary should add up over the threads (%d), nothing dropped", off.Totals, bv)
+	}
+	// The profiles agree with the totals.
+	var sw int64
+	for _, st := range off.Switches.Stacks {
+		sw += st.Value
+	}
+	if sw != off.Totals.Voluntary+off.Totals.Involuntary {
+		t.Errorf("offcpu switches profile totals %d, totals say %d", sw, off.Totals.Voluntary+off.Totals.Involuntary)
+	}
+	if us := float64(off.Time.Total()); !within(us, off.Totals.Seconds*1e6, 0.001) {
+		t.Errorf("offcpu time profile totals %.0f µs, totals say %.0f", us, off.Totals.Seconds*1e6)
+	}
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

@@ -1,0 +1,158 @@
+// offcpu.c: a program whose threads wait off the CPU for known times, the
+// truth of capture's off-CPU test (TestOffCPUTruth). Each waiting function
+// measures its own wait (CLOCK_MONOTONIC around the blocking call) into a
+// shared counter file: argv[1], six uint64s (path_a ns and calls, path_b
+// ns and calls, consume_wait ns and calls).
+//
+//   sleeper   alternates path_a (nanosleep 2 ms) and path_b (6 ms)
+//   producer  sleeps 1 ms, then writes a byte to a pipe
+//   consumer  waits in consume_wait for the byte (read on the pipe)
+//   spinner   never blocks: it is preempted (involuntary switches)
+//
+// Every thread runs on one CPU (the last one the program may use), so
+// that the spinner is preempted whenever another thread wakes.
+// Built with gcc -O0 -fno-omit-frame-pointer: frame-pointer stacks.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t *counters;
+static int pfd[2];
+
+static uint64_t now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+	while (nanosleep(&t, &t))
+		;
+}
+
+static void add(int i, uint64_t ns)
+{
+	__atomic_add_fetch(&counters[2 * i], ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&counters[2 * i + 1], 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) void path_a(void)
+{
+	uint64_t t = now();
+	sleep_us(2000);
+	add(0, now() - t);
+}
+
+__attribute__((noinline)) void path_b(void)
+{
+	uint64_t t = now();
+	sleep_us(6000);
+	add(1, now() - t);
+}
+
+// read_byte keeps a frame between libc's read, which has none, and
+// consume_wait: a frame-pointer walk from read's system call skips the
+// caller of read.
+__attribute__((noinline)) static void read_byte(void)
+{
+	char c;
+	if (read(pfd[0], &c, 1) != 1)
+		exit(1);
+}
+
+__attribute__((noinline)) void consume_wait(void)
+{
+	uint64_t t = now();
+	read_byte();
+	add(2, now() - t);
+}
+
+__attribute__((noinline)) void produce(void)
+{
+	sleep_us(1000);
+	if (write(pfd[1], "x", 1) != 1)
+		exit(1);
+}
+
+static void *sleeper(void *arg)
+{
+	pthread_setname_np(pthread_self(), "sleeper");
+	for (;;) {
+		path_a();
+		path_b();
+	}
+	return arg;
+}
+
+static void *consumer(void *arg)
+{
+	pthread_setname_np(pthread_self(), "consumer");
+	for (;;)
+		consume_wait();
+	return arg;
+}
+
+static void *producer(void *arg)
+{
+	pthread_setname_np(pthread_self(), "producer");
+	for (;;)
+		produce();
+	return arg;
+}
+
+__attribute__((noinline)) void spin(void)
+{
+	for (volatile uint64_t i = 0;; i++)
+		;
+}
+
+static void *spinner(void *arg)
+{
+	pthread_setname_np(pthread_self(), "spinner");
+	spin();
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: offcpu COUNTER-FILE\n");
+		return 2;
+	}
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, 6 * sizeof(uint64_t)))
+		return 1;
+	counters = mmap(NULL, 6 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (counters == MAP_FAILED || pipe(pfd))
+		return 1;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	int last = -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			last = i;
+	CPU_ZERO(&set);
+	CPU_SET(last, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) // inherited by the threads
+		return 1;
+	pthread_t t;
+	void *(*fns[])(void *) = {sleeper, consumer, producer, spinner};
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t, NULL, fns[i], NULL))
+			return 1;
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
