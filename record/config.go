@@ -86,6 +86,15 @@ type Config struct {
 	// PerCPU samples with one event per CPU filtered to the target instead
 	// of events on the target's threads.
 	PerCPU bool
+	// OffCPU also records where the target's threads wait off the CPU
+	// (the BPF sampler only: Sampler auto then picks bpf): offcpu.folded
+	// and offcpu-switches.folded beside stacks.folded, voluntary and
+	// involuntary switches apart, and run.json's off_cpu with /proc's
+	// switches over the window (capture.Options.OffCPU).
+	OffCPU bool
+	// OffCPUMin leaves out the stretches off the CPU shorter than it
+	// (with OffCPU).
+	OffCPUMin time.Duration
 
 	// Warmup is how long to let the workload run before sampling.
 	Warmup time.Duration
@@ -216,6 +225,10 @@ func (c Config) Validate() error {
 		msg = "SwitchFix corrects the BPF sampler's cpu-clock events: it needs Sampler bpf or auto, no CallGraph dwarf, no Event cycles"
 	case !oneOf(c.Event, "auto", "cycles", "cpu-clock"):
 		msg = fmt.Sprintf("Event %q: want auto, cycles or cpu-clock", c.Event)
+	case c.OffCPU && (c.Sampler == "perf" || c.Sampler == SamplerNone || cg.Method == capture.CallGraphDwarf || c.Event == "cycles"):
+		msg = "OffCPU needs the BPF sampler: Sampler bpf or auto, no CallGraph dwarf, no Event cycles"
+	case c.OffCPUMin < 0 || c.OffCPUMin > 0 && !c.OffCPU:
+		msg = "OffCPUMin: want 0 or more, with OffCPU"
 	case c.Socket != "" && c.DSN != "":
 		msg = "Socket and DSN: set one"
 	case c.Warmup < 0 || c.Duration < 0 || c.Margin < 0:

@@ -243,6 +243,12 @@ func chooseSampler(c Config) (name, why string, err error) {
 		}
 		return "bpf", "auto: bpf (the switch fix corrects the BPF sampler's events)", nil
 	}
+	if c.OffCPU {
+		if err := capture.CheckBPF(); err != nil {
+			return "", "", &FieldError{Field: FieldSampler, Value: "bpf", Err: err}
+		}
+		return "bpf", "auto: bpf (off-CPU profiles need the BPF sampler)", nil
+	}
 	berr := capture.CheckBPF()
 	if berr == nil {
 		return "bpf", "auto: bpf (the kernel and privileges allow it: stacks counted in the kernel, no perf binary or perf.data)", nil

@@ -211,6 +211,7 @@ func (r *recorder) prepareSampler(ctx context.Context) error {
 		FrequencyHz: c.Freq, CallGraph: r.callGraph, StackCopy: c.StackCopy, Kernel: c.Kernel, SystemWide: c.PerCPU, Event: r.meta.Event,
 		WorkDir: c.Out, KeepRaw: c.KeepRaw, Stderr: io.Discard, DebugDirs: c.DebugDirs,
 		SwitchFix: r.meta.Sampler == "bpf" && !c.NoSwitchFix,
+		OffCPU:    c.OffCPU, OffCPUMin: c.OffCPUMin,
 	}
 	p, ok := sampler.(capture.Preparer)
 	if !ok {
@@ -470,6 +471,17 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	stackFigures(r.meta, res.Profile)
 	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted, res.Corrections)
 	res.Profile.Meta = r.meta
+	if res.OffCPU != nil {
+		r.meta.OffCPU = offCPUFigures(res.OffCPU.Totals, r.meta, r.accounted, c.OffCPUMin)
+		if w := offCPUGap(r.meta.OffCPU); w != "" {
+			res.Warnings = append(res.Warnings, w)
+			r.meta.Warnings = append(r.meta.Warnings, w)
+			r.progress(Status{Phase: PhaseWarning, Message: w})
+		}
+		if err := rundir.WriteOffCPU(c.Out, res.OffCPU.Time, res.OffCPU.Switches); err != nil {
+			return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)
+		}
+	}
 	if err := rundir.Write(c.Out, res.Profile, r.meta); err != nil {
 		return nil, fmt.Errorf("record: writing %s: %w", c.Out, err)
 	}

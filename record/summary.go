@@ -28,6 +28,10 @@ func (r *Result) WriteSummary(w io.Writer, hint func(*diff.Unwinding) string) {
 	if m.Sampler != SamplerNone {
 		r.writeStacks(w, hint)
 	}
+	if o := m.OffCPU; o != nil {
+		fmt.Fprintf(w, "  off the CPU %.2f s: %d voluntary switches (/proc %d), %d involuntary (/proc %d)\n",
+			o.Seconds, o.Voluntary, o.ProcVoluntary, o.Involuntary, o.ProcInvoluntary)
+	}
 	r.writePerOp(w)
 	// The host's figures last, after the per-op ones or their absence.
 	if line := hostLine(m.Host); line != "" {

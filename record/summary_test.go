@@ -34,6 +34,8 @@ func TestWriteSummaryPlacementHost(t *testing.T) {
 				Server: []fold.Affinity{{CPUs: "1", Threads: 12}}, Client: []fold.Affinity{{CPUs: "1", Threads: 2}}},
 			Host: &fold.Host{CPUs: 2, Seconds: 1, CPUSeconds: 1.5, CPUMicrosPerOp: 150000, CtxSwitchesPerOp: 2.5, CPUFreq: &fold.CPUFreq{Note: cpuFreqNotExposed}}},
 			[]string{"without a sampler", "  placement same: server threads 12 on CPU 1; client threads 2 on CPU 1 (held at the window's end)\n", "10 operations"}},
+		{"off-cpu", fold.Meta{OffCPU: &fold.OffCPU{Seconds: 1.234, Voluntary: 700, ProcVoluntary: 701, Involuntary: 3, ProcInvoluntary: 3}},
+			[]string{"  off the CPU 1.23 s: 700 voluntary switches (/proc 701), 3 involuntary (/proc 3)\n"}},
 		{"none", fold.Meta{Placement: &fold.Placement{Asked: "none", Server: []fold.Affinity{{CPUs: "0-1", Threads: 9}}}},
 			[]string{"  placement none (left to the scheduler): server threads 9 on CPUs 0-1\n"}},
 	} {

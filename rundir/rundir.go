@@ -19,6 +19,12 @@ const (
 	MetaFile    = fold.MetaFile
 	PprofFile   = "profile.pb.gz"
 	WorkloadLog = "workload.log"
+	// OffCPUFile and OffCPUSwitchesFile hold the off-CPU profile (record
+	// --off-cpu): the stacks at which threads left the CPU, weighted by
+	// microseconds off the CPU and by switches, each with a leaf frame
+	// [voluntary] or [involuntary].
+	OffCPUFile         = fold.OffCPUFile
+	OffCPUSwitchesFile = fold.OffCPUSwitchesFile
 )
 
 // Create makes dir for a new run: created when absent, accepted when it
@@ -52,6 +58,53 @@ func Write(dir string, p *fold.Profile, m *fold.Meta) error {
 		return err
 	}
 	return WriteMeta(dir, m)
+}
+
+// WriteOffCPU writes the off-CPU profile's two folded files, each
+// atomically: DIR/offcpu.folded (time, in microseconds) and
+// DIR/offcpu-switches.folded (switches). Write run.json after it.
+func WriteOffCPU(dir string, time, switches *fold.Profile) error {
+	for _, f := range []struct {
+		name string
+		p    *fold.Profile
+	}{{OffCPUFile, time}, {OffCPUSwitchesFile, switches}} {
+		var buf bytes.Buffer
+		if err := fold.WriteFolded(&buf, f.p); err != nil {
+			return err
+		}
+		if err := WriteFile(filepath.Join(dir, f.name), buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadOffCPU reads a run directory's off-CPU profile: the time
+// (microseconds) and the switches, with the run's metadata. A run recorded
+// without --off-cpu has neither file: the error then wraps
+// fs.ErrNotExist and says so.
+func ReadOffCPU(dir string) (time, switches *fold.Profile, err error) {
+	out := make([]*fold.Profile, 2)
+	for i, name := range []string{OffCPUFile, OffCPUSwitchesFile} {
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("run directory %s: no %s in it (record it with --off-cpu): %w", dir, name, err)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("run directory %w", fserr.Describe(path, err, "file"))
+		}
+		p, err := fold.ParseFolded(f, true)
+		_ = f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out[i] = p
+	}
+	if m, err := ReadMeta(dir); err == nil {
+		out[0].Meta, out[1].Meta = m, m
+	}
+	return out[0], out[1], nil
 }
 
 // WriteMeta writes DIR/run.json alone, atomically: what a run that

@@ -56,6 +56,8 @@ func newRecordCmd(s *streams, runF func(*RecordOptions) error) *cobra.Command {
 	cli.EnumFlag(cmd, &opts.StackCopy, "stack-copy", capture.DefaultStackCopy, "BPF sampler: which samples carry a copy of their user stack, unwound with the CFI of the mapped objects (through code without frame pointers, as glibc): never (frame pointers only), auto (samples in objects without frame pointers or whose frame-pointer walk misses the thread's root) or always", capture.StackCopies...)
 	_ = cmd.RegisterFlagCompletionFunc("call-graph", cli.FixedCompletion(record.CallGraphAuto, "fp", "dwarf"))
 	f.BoolVar(&opts.SwitchFix, "switch-fix", true, "BPF sampler: correct what its cpu-clock events miss (per-thread events: samples whose timer expired during a switch-out, CPU of the switches themselves; --per-cpu: each sample weighted by its thread's run time); on by default where the kernel allows it, --switch-fix requires it, --switch-fix=false turns it off; see docs/fidelity.md")
+	f.BoolVar(&opts.OffCPU, "off-cpu", false, "BPF sampler: also record where the server's threads wait off the CPU (offcpu.folded in microseconds, offcpu-switches.folded in switches, each stack's leaf [voluntary] or [involuntary]; run.json's off_cpu compares the switches with /proc's); see docs/recording.md")
+	f.DurationVar(&opts.OffCPUMin, "off-cpu-min", 0, "with --off-cpu: leave out the stretches off the CPU shorter than this (their switches too)")
 	f.BoolVar(&opts.Kernel, "kernel", false, "keep kernel frames (default: samples in the kernel count for their user-space caller)")
 	f.BoolVar(&opts.PerCPU, "per-cpu", false, "sample with one event per CPU filtered to the target (perf record -a) instead of events on the target's threads (perf record -p): cheaper for a server that switches context often, but on some kernels (seen on VMs) CPUs that idle between short queries lose 5-50% of the samples; run.json then warns")
 	var perThread bool
@@ -111,6 +113,10 @@ func (o *RecordOptions) validate(cmd *cobra.Command) error {
 		return cli.UsageError("--sampler bpf walks frame pointers: --call-graph dwarf needs --sampler perf")
 	case o.SwitchFix && (o.Sampler == "perf" || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
 		return cli.UsageError("--switch-fix corrects the BPF sampler's cpu-clock events: drop --sampler perf, --call-graph dwarf and --event cycles")
+	case o.OffCPU && (o.Sampler == "perf" || o.Sampler == record.SamplerNone || cg.Method == capture.CallGraphDwarf || o.Event == "cycles"):
+		return cli.UsageError("--off-cpu needs the BPF sampler: drop --sampler perf or none, --call-graph dwarf and --event cycles")
+	case o.OffCPUMin < 0 || o.OffCPUMin > 0 && !o.OffCPU:
+		return cli.UsageError("--off-cpu-min %s: want 0 or more, with --off-cpu", o.OffCPUMin)
 	case o.Warmup < 0 || o.Duration < 0 || o.Margin < 0:
 		return cli.UsageError("--warmup, --duration and --margin cannot be negative")
 	case len(o.Workload) == 0 && o.Duration == 0:

@@ -85,6 +85,14 @@ func TestRecordFlags(t *testing.T) {
 					t.Errorf("--switch-fix: SwitchFix %v, NoSwitchFix %v; want it required", o.SwitchFix, o.NoSwitchFix)
 				}
 			}},
+		{name: "off-cpu with perf", args: []string{"--out", dir, "--off-cpu", "--sampler", "perf", "--duration", "1s"}, wantErr: "--off-cpu needs the BPF sampler"},
+		{name: "off-cpu-min alone", args: []string{"--out", dir, "--off-cpu-min", "1ms", "--duration", "1s"}, wantErr: "--off-cpu-min 1ms: want 0 or more, with --off-cpu"},
+		{name: "off-cpu", args: []string{"--out", dir, "--off-cpu", "--off-cpu-min", "50us", "--duration", "1s"},
+			check: func(t *testing.T, o *RecordOptions) {
+				if !o.OffCPU || o.OffCPUMin != 50*time.Microsecond {
+					t.Errorf("--off-cpu --off-cpu-min 50us: OffCPU %v, OffCPUMin %s; want true, 50µs", o.OffCPU, o.OffCPUMin)
+				}
+			}},
 		{name: "switch fix by default", args: []string{"--out", dir, "--duration", "1s"},
 			check: func(t *testing.T, o *RecordOptions) {
 				if o.SwitchFix || o.NoSwitchFix {
