@@ -5,6 +5,8 @@
 //	DIR/run.json        the run's metadata (fold.Meta): window, CPU, operations, sampler
 //	DIR/profile.pb.gz   the same stacks as a pprof profile
 //	DIR/workload.log    the workload's output, when record started one
+//	DIR/offcpu.folded   with record --off-cpu: stacks at which threads left the CPU, in µs off it
+//	DIR/offcpu-switches.folded  the same stacks in switches (leaf [voluntary] or [involuntary])
 //	DIR/perf.data       perf's raw samples, with record --keep-raw
 //
 // A run that stopped early (Ctrl-C, a dying server, a failing workload)
