@@ -1,6 +1,7 @@
 // offcpu.c: a program whose threads wait off the CPU for known times, the
 // truth of capture's off-CPU test (TestOffCPUTruth). Each waiting function
-// measures its own wait (CLOCK_MONOTONIC around the blocking call) into a
+// measures its own time off the CPU (CLOCK_MONOTONIC around the blocking
+// call less the thread's CLOCK_THREAD_CPUTIME_ID over it) into a
 // shared counter file: argv[1], six uint64s (path_a ns and calls, path_b
 // ns and calls, consume_wait ns and calls).
 //
@@ -33,6 +34,15 @@ static uint64_t now(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+// cpu is the calling thread's CPU time: a call's wall-clock time less it
+// is its time off the CPU.
+static uint64_t cpu(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static void sleep_us(long us)
 {
 	struct timespec t = {us / 1000000, (us % 1000000) * 1000};
@@ -48,16 +58,16 @@ static void add(int i, uint64_t ns)
 
 __attribute__((noinline)) void path_a(void)
 {
-	uint64_t t = now();
+	uint64_t t = now(), c = cpu();
 	sleep_us(2000);
-	add(0, now() - t);
+	add(0, (now() - t) - (cpu() - c));
 }
 
 __attribute__((noinline)) void path_b(void)
 {
-	uint64_t t = now();
+	uint64_t t = now(), c = cpu();
 	sleep_us(6000);
-	add(1, now() - t);
+	add(1, (now() - t) - (cpu() - c));
 }
 
 // read_byte keeps a frame between libc's read, which has none, and
@@ -72,9 +82,9 @@ __attribute__((noinline)) static void read_byte(void)
 
 __attribute__((noinline)) void consume_wait(void)
 {
-	uint64_t t = now();
+	uint64_t t = now(), c = cpu();
 	read_byte();
-	add(2, now() - t);
+	add(2, (now() - t) - (cpu() - c));
 }
 
 __attribute__((noinline)) void produce(void)
