@@ -39,7 +39,8 @@ type Profile struct {
 	Stacks []Stack
 	// Unit says what Value counts: "samples" (the default) or, for perf
 	// script input that carries sample periods, "period" (the event's
-	// period, nanoseconds for cpu-clock), as stackcollapse-perf.pl sums them.
+	// period, nanoseconds for cpu-clock), as stackcollapse-perf.pl sums them;
+	// for an off-CPU profile "offcpu_us" or "switches".
 	Unit string
 	// Samples is the number of samples behind the profile when the source
 	// says it (perf script input); 0 when unknown. For Unit "samples" it
@@ -61,10 +62,14 @@ type Profile struct {
 	FilteredEvents bool
 }
 
-// Unit values.
+// Unit values. An off-CPU profile (record --off-cpu, rundir.ReadOffCPU)
+// counts microseconds its threads spent off the CPU (UnitOffCPUMicros) or
+// the times they left it (UnitSwitches).
 const (
-	UnitSamples = "samples"
-	UnitPeriod  = "period"
+	UnitSamples      = "samples"
+	UnitPeriod       = "period"
+	UnitOffCPUMicros = "offcpu_us"
+	UnitSwitches     = "switches"
 )
 
 // Total returns the sum of all stack values. Parsers and Merge make sure

@@ -4,17 +4,26 @@ import "strings"
 
 // Count units, as CountUnit names them to people.
 const (
-	CountSamples     = "samples"
-	CountNanoseconds = "ns"
-	CountPeriod      = "period"
+	CountSamples      = "samples"
+	CountNanoseconds  = "ns"
+	CountPeriod       = "period"
+	CountMicroseconds = "us"
+	CountSwitches     = "switches"
 )
 
 // CountUnit says what one count of the profile stands for, the one rule
 // every output follows (tables, JSON, SVG tooltips, HTML): "ns" (CPU
 // nanoseconds) when the counts are sums of sample periods of the cpu-clock
 // or task-clock event (with or without perf's modifiers, "cpu-clock:ppp"),
-// "period" for period sums of any other event, else "samples".
+// "period" for period sums of any other event, "us" (microseconds off the
+// CPU) and "switches" for the two off-CPU profiles, else "samples".
 func (p *Profile) CountUnit() string {
+	switch p.Unit {
+	case UnitOffCPUMicros:
+		return CountMicroseconds
+	case UnitSwitches:
+		return CountSwitches
+	}
 	if p.Unit != UnitPeriod {
 		return CountSamples
 	}
@@ -46,7 +55,7 @@ const (
 // never passes; a folded file of another event's periods is taken for
 // cpu-clock only if its period happens to be 1e9/N.
 func (p *Profile) InferClockPeriod() int64 {
-	if p.Unit == UnitPeriod || p.Event != "" || len(p.Stacks) < 2 {
+	if p.IsOffCPU() || p.Unit == UnitPeriod || p.Event != "" || len(p.Stacks) < 2 {
 		return 0
 	}
 	var g int64
@@ -78,4 +87,52 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// IsOffCPU reports whether the profile is an off-CPU one: its counts are
+// microseconds off the CPU or switches, not CPU.
+func (p *Profile) IsOffCPU() bool {
+	return p.Unit == UnitOffCPUMicros || p.Unit == UnitSwitches
+}
+
+// PerOp returns what the whole profile amounts to per operation of the
+// run, in the unit PerOpUnit names, and whether it is known: for an
+// on-CPU profile the run's CPU µs per operation (Meta.CPUMicrosPerOp: the
+// CPU the process was accounted, not the samples), for an off-CPU profile
+// its total over the operations (µs off the CPU, or switches, per
+// operation). A subtree's per-op figure is its share of the profile times
+// this. Without run metadata (Meta nil, no operations) ok is false.
+func (p *Profile) PerOp() (v float64, ok bool) {
+	m := p.Meta
+	if p.IsOffCPU() {
+		if m == nil || m.Operations <= 0 {
+			return 0, false
+		}
+		return float64(p.Total()) / float64(m.Operations), true
+	}
+	if !m.HasPerOp() {
+		return 0, false
+	}
+	return m.CPUMicrosPerOp(), true
+}
+
+// PerOpUnit names the unit of PerOp as tables head it: "µs/op" (CPU, or
+// off-CPU time) or "cs/op" (switches).
+func (p *Profile) PerOpUnit() string {
+	if p.Unit == UnitSwitches {
+		return "cs/op"
+	}
+	return "µs/op"
+}
+
+// Quantity names what the profile measures, for titles and column heads:
+// "CPU", "off-CPU time" or "context switches".
+func (p *Profile) Quantity() string {
+	switch p.Unit {
+	case UnitOffCPUMicros:
+		return "off-CPU time"
+	case UnitSwitches:
+		return "context switches"
+	}
+	return "CPU"
 }

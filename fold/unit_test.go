@@ -59,3 +59,37 @@ func TestInferClockPeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestPerOp checks each kind of profile's whole per operation against
+// figures worked out by hand, and that an off-CPU profile is never taken
+// for cpu-clock periods.
+func TestPerOp(t *testing.T) {
+	meta := &Meta{Operations: 1000, CPUSecondsTotal: 0.5, VoluntaryCtxSwitches: 4000}
+	stacks := []Stack{{Frames: []string{"a", "b"}, Value: 100_000}, {Frames: []string{"a", "c"}, Value: 300_000}}
+	for _, c := range []struct {
+		unit, count, perOpUnit, quantity string
+		meta                             *Meta
+		want                             float64
+		ok, offCPU                       bool
+	}{
+		{"", CountSamples, "µs/op", "CPU", meta, 500, true, false}, // 0.5 s over 1,000 operations, whatever the samples
+		{UnitOffCPUMicros, CountMicroseconds, "µs/op", "off-CPU time", meta, 400, true, true},
+		{UnitSwitches, CountSwitches, "cs/op", "context switches", meta, 400, true, true},
+		{UnitOffCPUMicros, CountMicroseconds, "µs/op", "off-CPU time", nil, 0, false, true},
+		{UnitSwitches, CountSwitches, "cs/op", "context switches", &Meta{CPUSecondsTotal: 1}, 0, false, true},
+		{UnitSamples, CountSamples, "µs/op", "CPU", &Meta{Operations: 5}, 0, false, false}, // no CPU seconds
+	} {
+		p := &Profile{Stacks: stacks, Unit: c.unit, Meta: c.meta}
+		v, ok := p.PerOp()
+		if v != c.want || ok != c.ok {
+			t.Errorf("unit %q, meta %+v: PerOp = %v, %v; want %v, %v", c.unit, c.meta, v, ok, c.want, c.ok)
+		}
+		if p.IsOffCPU() != c.offCPU || p.CountUnit() != c.count || p.PerOpUnit() != c.perOpUnit || p.Quantity() != c.quantity {
+			t.Errorf("unit %q: IsOffCPU %v, CountUnit %q, PerOpUnit %q, Quantity %q; want %v, %q, %q, %q",
+				c.unit, p.IsOffCPU(), p.CountUnit(), p.PerOpUnit(), p.Quantity(), c.offCPU, c.count, c.perOpUnit, c.quantity)
+		}
+		if got := p.InferClockPeriod(); c.offCPU && got != 0 {
+			t.Errorf("unit %q: InferClockPeriod = %d, want 0 (counts of 100,000 µs look like 10 kHz periods)", c.unit, got)
+		}
+	}
+}

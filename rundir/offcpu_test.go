@@ -49,7 +49,11 @@ func TestOffCPURoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want *fold.Profile
-	}{{"time", gt, time}, {"switches", gs, switches}} {
+		unit      string
+	}{{"time", gt, time, fold.UnitOffCPUMicros}, {"switches", gs, switches, fold.UnitSwitches}} {
+		if c.got.Unit != c.unit || !c.got.IsOffCPU() {
+			t.Errorf("%s: Unit %q, want %q", c.name, c.got.Unit, c.unit)
+		}
 		if c.got.Total() != c.want.Total() || len(c.got.Stacks) != len(c.want.Stacks) {
 			t.Errorf("%s: read %d stacks totalling %d, wrote %d totalling %d", c.name, len(c.got.Stacks), c.got.Total(), len(c.want.Stacks), c.want.Total())
 		}

@@ -80,7 +80,8 @@ func WriteOffCPU(dir string, time, switches *fold.Profile) error {
 }
 
 // ReadOffCPU reads a run directory's off-CPU profile: the time
-// (microseconds) and the switches, with the run's metadata. A run recorded
+// (microseconds, Unit fold.UnitOffCPUMicros) and the switches (Unit
+// fold.UnitSwitches), with the run's metadata. A run recorded
 // without --off-cpu has neither file: the error then wraps
 // fs.ErrNotExist and says so.
 func ReadOffCPU(dir string) (time, switches *fold.Profile, err error) {
@@ -99,6 +100,7 @@ func ReadOffCPU(dir string) (time, switches *fold.Profile, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
+		p.Unit = []string{fold.UnitOffCPUMicros, fold.UnitSwitches}[i]
 		out[i] = p
 	}
 	if m, err := ReadMeta(dir); err == nil {
