@@ -65,19 +65,7 @@ func (p *Profiler) OffCPU() ([]OffCPUCount, error) {
 			return nil, fmt.Errorf("bpf: off-CPU counts: threads off the CPU at the end: %w", err)
 		}
 	}
-	stacks := map[uint64][]uint64{0: nil}
-	stack := func(hash uint64) ([]uint64, error) {
-		if s, ok := stacks[hash]; ok {
-			return s, nil
-		}
-		var st profileStack
-		if err := p.objs.Stacks.Lookup(hash, &st); err != nil {
-			return nil, fmt.Errorf("bpf: off-CPU counts: stack %#x: %w", hash, err)
-		}
-		s := slices.Clone(st.Ips[:min(int(st.Depth), len(st.Ips))])
-		stacks[hash] = s
-		return s, nil
-	}
+	stack := p.stackReader("off-CPU counts")
 	out := make([]OffCPUCount, 0, len(sums))
 	for k, v := range sums {
 		c := OffCPUCount{PID: k.Tgid, TID: k.Tid, Comm: comm(k.Comm), Voluntary: k.Voluntary != 0, Nanoseconds: v.Ns, Switches: v.Switches}

@@ -578,19 +578,7 @@ func (p *Profiler) Counts() ([]Count, error) {
 	if p.objs == nil {
 		return nil, fmt.Errorf("bpf: counts: %w", ErrClosed)
 	}
-	stacks := map[uint64][]uint64{0: nil}
-	stack := func(hash uint64) ([]uint64, error) {
-		if s, ok := stacks[hash]; ok {
-			return s, nil
-		}
-		var st profileStack
-		if err := p.objs.Stacks.Lookup(hash, &st); err != nil {
-			return nil, fmt.Errorf("bpf: counts: stack %#x: %w", hash, err)
-		}
-		s := slices.Clone(st.Ips[:min(int(st.Depth), len(st.Ips))])
-		stacks[hash] = s
-		return s, nil
-	}
+	stack := p.stackReader("counts")
 
 	var (
 		out []Count
@@ -946,4 +934,22 @@ func frames(dst []uint64, b []byte) []uint64 {
 		dst = append(dst, binary.LittleEndian.Uint64(b[stackIPsOff+8*i:]))
 	}
 	return dst
+}
+
+// stackReader returns a function that reads a stack of the stack map by
+// its hash (0: none), each once; errors name what, the caller's step.
+func (p *Profiler) stackReader(what string) func(hash uint64) ([]uint64, error) {
+	stacks := map[uint64][]uint64{0: nil}
+	return func(hash uint64) ([]uint64, error) {
+		if s, ok := stacks[hash]; ok {
+			return s, nil
+		}
+		var st profileStack
+		if err := p.objs.Stacks.Lookup(hash, &st); err != nil {
+			return nil, fmt.Errorf("bpf: %s: stack %#x: %w", what, hash, err)
+		}
+		s := slices.Clone(st.Ips[:min(int(st.Depth), len(st.Ips))])
+		stacks[hash] = s
+		return s, nil
+	}
 }
