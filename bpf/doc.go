@@ -387,6 +387,10 @@ type Health struct {
 	// map was full, or a stack could not be stored. OffCPUShort counts
 	// those shorter than Options.OffCPUMin, left out on purpose.
 	OffCPUDropped, OffCPUShort uint64
+	// OffCPUUnended counts switch-outs of a target thread whose previous
+	// switch-out was never ended by a switch-in the program saw: the
+	// stretch it began is lost (not counted, neither time nor switch).
+	OffCPUUnended uint64
 	// OffCPUStackErrors counts failures of bpf_get_stack at switch-outs
 	// (Options.OffCPU), user and kernel, by errno as UserStackErrors.
 	OffCPUStackErrors map[int64]uint64

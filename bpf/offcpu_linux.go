@@ -21,6 +21,16 @@ func monotonicNs() uint64 {
 	return uint64(ts.Nano())
 }
 
+// OffCPUEnd is the CLOCK_MONOTONIC time (nanoseconds, the clock of
+// bpf_ktime_get_ns) at which Stop detached the off-CPU program: OffCPU
+// counts the threads still off the CPU up to it. It is 0 before Stop or
+// without Options.OffCPU.
+func (p *Profiler) OffCPUEnd() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.offStop
+}
+
 // OffCPU reads the off-CPU counts (Options.OffCPU), sorted by PID, TID,
 // comm, stacks and kind, with the threads that were still off the CPU at
 // Stop counted up to Stop. Call it after Stop; it returns nil without

@@ -132,6 +132,7 @@ struct health_counters {
 	__u64 weighted_zero;   // profile_weighted: timer samples with less than a period of run time since the last
 	__u64 offcpu_dropped;  // offcpu: switches not counted: a map was full or a stack could not be stored
 	__u64 offcpu_short;    // offcpu: switches back in after less than offcpu_min_ns, not counted
+	__u64 offcpu_unended;  // offcpu: switch-outs of a thread whose previous one had no switch-in seen: that stretch is lost
 	__u64 offcpu_user_err[ERRNO_BUCKETS];   // offcpu: bpf_get_stack(user) by -errno
 	__u64 offcpu_kernel_err[ERRNO_BUCKETS]; // offcpu: bpf_get_stack(kernel) by -errno
 };
@@ -797,7 +798,12 @@ int offcpu(__u64 *ctx)
 			goto dropped;
 	}
 	st.ts = now ? now : bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_starts, &st.key.tid, &st, BPF_ANY))
+	long err = bpf_map_update_elem(&offcpu_starts, &st.key.tid, &st, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		h->offcpu_unended++;
+		err = bpf_map_update_elem(&offcpu_starts, &st.key.tid, &st, BPF_ANY);
+	}
+	if (err)
 		goto dropped;
 	return 0;
 dropped:

@@ -45,6 +45,7 @@ type profileHealthCounters struct {
 	WeightedZero    uint64
 	OffcpuDropped   uint64
 	OffcpuShort     uint64
+	OffcpuUnended   uint64
 	OffcpuUserErr   [64]uint64
 	OffcpuKernelErr [64]uint64
 }

@@ -681,6 +681,7 @@ func (p *Profiler) Health() (Health, error) {
 		h.WeightedZero += c.WeightedZero
 		h.OffCPUDropped += c.OffcpuDropped
 		h.OffCPUShort += c.OffcpuShort
+		h.OffCPUUnended += c.OffcpuUnended
 		for _, errs := range [][64]uint64{c.OffcpuUserErr, c.OffcpuKernelErr} {
 			for errno, n := range errs {
 				if n != 0 {

@@ -383,6 +383,7 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 		}
 		res.OffCPU.Totals.Dropped, res.OffCPU.Totals.Short = health.OffCPUDropped, health.OffCPUShort
 		res.Health["offcpu_dropped"], res.Health["offcpu_short"] = health.OffCPUDropped, health.OffCPUShort
+		res.Health["offcpu_unended"] = health.OffCPUUnended
 		var n uint64
 		for errno, c := range health.OffCPUStackErrors {
 			res.Health[fmt.Sprintf("offcpu_stack_errno_%d", errno)] = c
