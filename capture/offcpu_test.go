@@ -15,8 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/flamediff/flamediff/fold"
 )
@@ -63,16 +66,24 @@ type offCPUTruth struct {
 	voluntary, involuntary map[string]int64
 }
 
-func readOffCPUTruth(t *testing.T, pid int, file string) offCPUTruth {
+// readOffCPUTruth reads the program's counters with the calls in progress
+// counted up to at (CLOCK_MONOTONIC ns), each as a call, and /proc's
+// switches. The program must be stopped (freezeThreads): its threads are
+// off the CPU, so a call in progress is off the CPU up to at.
+func readOffCPUTruth(t *testing.T, pid int, file string, at uint64) offCPUTruth {
 	t.Helper()
 	data, err := os.ReadFile(file)
-	if err != nil || len(data) < 48 {
+	if err != nil || len(data) < 72 {
 		t.Fatalf("counters: %d bytes, %v", len(data), err)
 	}
 	var tr offCPUTruth
 	for i := range 3 {
 		tr.ns[i] = binary.LittleEndian.Uint64(data[16*i:])
 		tr.calls[i] = binary.LittleEndian.Uint64(data[16*i+8:])
+		if start := binary.LittleEndian.Uint64(data[48+8*i:]); start != 0 && start < at {
+			tr.ns[i] += at - start
+			tr.calls[i]++
+		}
 	}
 	tr.voluntary, tr.involuntary = map[string]int64{}, map[string]int64{}
 	dir := fmt.Sprintf("/proc/%d/task", pid)
@@ -121,13 +132,34 @@ func TestOffCPUTruth(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	s := NewBPF()
 	ctx := context.Background()
+	// The program is stopped (SIGSTOP) while the sampler starts and its
+	// counters and /proc are read, and again while they are read at the
+	// end and the sampler stops, so that the program's window and the
+	// sampler's hold the same calls and switches: unaligned, the calls
+	// made between the reading and Stop were counted by the sampler alone
+	// (11 switches of consume_wait beside a CPU hog).
+	// The calls in progress at the edges are counted from the thaw and
+	// up to the moment Stop counts the threads still off the CPU.
+	freezeThreads(t, pid)
 	if err := s.Start(ctx, pid, Options{FrequencyHz: 99, OffCPU: true, StackCopy: "never"}); err != nil {
 		t.Fatal(err)
 	}
-	before := readOffCPUTruth(t, pid, file)
-	time.Sleep(4 * time.Second)
-	after := readOffCPUTruth(t, pid, file)
+	before := readOffCPUTruth(t, pid, file, monotonicNs())
+	thawThreads(t, pid)
+	// The window ends after 4 s and 400 calls of path_a (about 4 s on
+	// a quiet machine): with the other packages' tests beside it, the
+	// program's CPU can be so busy that its threads hardly run (3 calls
+	// in 4 s were seen at load 12), and counts that small prove nothing.
+	start := time.Now()
+	for deadline := start.Add(60 * time.Second); time.Since(start) < 4*time.Second || completedCalls(t, file, 0)-before.calls[0] < 400; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program made %d calls of path_a in a minute, want 400", completedCalls(t, file, 0)-before.calls[0])
+		}
+	}
+	freezeThreads(t, pid)
 	res, err := s.Stop(ctx)
+	after := readOffCPUTruth(t, pid, file, s.(*BPF).run.prof.OffCPUEnd())
+	thawThreads(t, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +168,9 @@ func TestOffCPUTruth(t *testing.T) {
 	}
 	off := res.OffCPU
 	t.Logf("totals %+v", off.Totals)
+	if n := res.Health["offcpu_unended"]; n != 0 {
+		t.Errorf("offcpu_unended %d: the program missed switch-ins, and the stretches they ended", n)
+	}
 
 	// Time per path, in µs, with the kind of switch at the leaf.
 	inPath := func(p *fold.Profile, fn, kind string) int64 {
@@ -211,6 +246,78 @@ func TestOffCPUTruth(t *testing.T) {
 	if us := float64(off.Time.Total()); !within(us, off.Totals.Seconds*1e6, 0.001) {
 		t.Errorf("offcpu time profile totals %.0f µs, totals say %.0f", us, off.Totals.Seconds*1e6)
 	}
+}
+
+// freezeThreads stops the process pid (SIGSTOP) and waits until every
+// one of its threads is stopped and off the CPU: state T in stat is set
+// before the thread switches out (a thread can even be preempted in
+// between), so it also waits for a wchan, which the kernel gives only
+// for a task taken off its run queue. Beside a heavy load, waiting for T
+// alone let Stop detach the sampler before the last switch-out of the
+// sleeper thread, which /proc then counted and the sampler did not (3 or
+// 4 of its ~850 switches, and the time of the stretch it ended).
+func freezeThreads(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wchan, err := os.ReadFile(filepath.Join(dir, task.Name(), "wchan"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The state follows the parenthesised comm.
+			if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'T' &&
+				len(wchan) > 0 && string(wchan) != "0" {
+				stopped++
+			}
+		}
+		if stopped == len(tasks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d: %d of %d threads stopped after SIGSTOP", pid, stopped, len(tasks))
+		}
+	}
+}
+
+// thawThreads continues the process pid stopped by freezeThreads.
+func thawThreads(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// completedCalls is the program's count of ended calls of path i.
+func completedCalls(t *testing.T, file string, i int) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) < 72 {
+		t.Fatalf("counters: %d bytes, %v", len(data), err)
+	}
+	return binary.LittleEndian.Uint64(data[16*i+8:])
+}
+
+// monotonicNs is CLOCK_MONOTONIC in nanoseconds, the clock of the
+// program's counters and of bpf_ktime_get_ns.
+func monotonicNs() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
+	return uint64(ts.Nano())
 }
 
 func abs(n int64) int64 {

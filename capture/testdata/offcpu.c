@@ -2,8 +2,10 @@
 // truth of capture's off-CPU test (TestOffCPUTruth). Each waiting function
 // measures its own time off the CPU (CLOCK_MONOTONIC around the blocking
 // call less the thread's CLOCK_THREAD_CPUTIME_ID over it) into a
-// shared counter file: argv[1], six uint64s (path_a ns and calls, path_b
-// ns and calls, consume_wait ns and calls).
+// shared counter file: argv[1], nine uint64s (path_a ns and calls, path_b
+// ns and calls, consume_wait ns and calls, then the CLOCK_MONOTONIC start
+// of the call of path_a, path_b and consume_wait in progress, 0 when
+// none: a reader counts a call in progress up to the time it chooses).
 //
 //   sleeper   alternates path_a (nanosleep 2 ms) and path_b (6 ms)
 //   producer  sleeps 1 ms, then writes a byte to a pipe
@@ -50,24 +52,41 @@ static void sleep_us(long us)
 		;
 }
 
-static void add(int i, uint64_t ns)
+// begin notes the start of a call of path i (0 path_a, 1 path_b, 2
+// consume_wait) and returns it.
+static uint64_t begin(int i)
 {
+	uint64_t t = now();
+	__atomic_store_n(&counters[6 + i], t, __ATOMIC_RELEASE);
+	return t;
+}
+
+// end counts a call of path i that began at t with the thread's CPU time
+// at c: its time off the CPU. The thread's CPU time is read before the
+// wall-clock time, and at the start after it, so that a preemption at the
+// return of cpu()'s system call, common under load, falls inside the
+// call's time off the CPU, as it falls inside the function for a sampler.
+static void end(int i, uint64_t t, uint64_t c)
+{
+	uint64_t cc = cpu();
+	uint64_t ns = (now() - t) - (cc - c);
 	__atomic_add_fetch(&counters[2 * i], ns, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&counters[2 * i + 1], 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&counters[6 + i], 0, __ATOMIC_RELEASE);
 }
 
 __attribute__((noinline)) void path_a(void)
 {
-	uint64_t t = now(), c = cpu();
+	uint64_t t = begin(0), c = cpu();
 	sleep_us(2000);
-	add(0, (now() - t) - (cpu() - c));
+	end(0, t, c);
 }
 
 __attribute__((noinline)) void path_b(void)
 {
-	uint64_t t = now(), c = cpu();
+	uint64_t t = begin(1), c = cpu();
 	sleep_us(6000);
-	add(1, (now() - t) - (cpu() - c));
+	end(1, t, c);
 }
 
 // read_byte keeps a frame between libc's read, which has none, and
@@ -82,9 +101,9 @@ __attribute__((noinline)) static void read_byte(void)
 
 __attribute__((noinline)) void consume_wait(void)
 {
-	uint64_t t = now(), c = cpu();
+	uint64_t t = begin(2), c = cpu();
 	read_byte();
-	add(2, (now() - t) - (cpu() - c));
+	end(2, t, c);
 }
 
 __attribute__((noinline)) void produce(void)
@@ -140,9 +159,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || ftruncate(fd, 6 * sizeof(uint64_t)))
+	if (fd < 0 || ftruncate(fd, 9 * sizeof(uint64_t)))
 		return 1;
-	counters = mmap(NULL, 6 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	counters = mmap(NULL, 9 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (counters == MAP_FAILED || pipe(pfd))
 		return 1;
 	cpu_set_t set;
