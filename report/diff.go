@@ -47,6 +47,9 @@ func profileColumns(labels []string, suffix string) []Column {
 func Diff(r *diff.Result, expls []*symbolmap.Explanation, o Options) *Document {
 	labs := r.Labels()
 	d := &Document{Title: fmt.Sprintf("Diff: %s (base) vs %s", labs[0], strings.Join(labs[1:], ", "))}
+	if f := r.Summaries[0].Profile; f.OffCPU {
+		d.Title = fmt.Sprintf("Diff of %s: %s (base) vs %s", f.Quantity, labs[0], strings.Join(labs[1:], ", "))
+	}
 	d.Sections = append(d.Sections, runSection(r.Summaries, o.Format), diffFunctions(r, o))
 	if r.Subsystems != nil {
 		d.Sections = append(d.Sections, diffSubsystems(r))
@@ -82,15 +85,16 @@ func DiffRewrites(r *diff.Result, expls []*symbolmap.Explanation, f Format) []Se
 func diffFunctions(r *diff.Result, o Options) Section {
 	labs := r.Labels()
 	nt := len(labs) - 1
-	s := Section{Title: fmt.Sprintf("Functions (%d of %d, by largest change in inclusive share)", len(top(r.Functions, o.Top)), len(r.Functions))}
+	pf := r.Summaries[0].Profile
+	s := Section{Title: quantityTitle(pf, fmt.Sprintf("Functions (%d of %d, by largest change in inclusive share)", len(top(r.Functions, o.Top)), len(r.Functions)))}
 	s.Columns = append(s.Columns, Column{"function", false})
 	s.Columns = append(s.Columns, profileColumns(labs, " incl %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "Δpp", "ratio")...)
 	s.Columns = append(s.Columns, profileColumns(labs, " self %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "self Δpp")...)
 	if r.HasPerOp {
-		s.Columns = append(s.Columns, profileColumns(labs, " µs/op")...)
-		s.Columns = append(s.Columns, targetColumns(r, "Δµs/op")...)
+		s.Columns = append(s.Columns, profileColumns(labs, " "+perOpHead(pf, ""))...)
+		s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δ"))...)
 	}
 	for _, f := range top(r.Functions, o.Top) {
 		row := []string{}
@@ -131,13 +135,14 @@ func texts(ss []string) []Cell {
 func diffSubsystems(r *diff.Result) Section {
 	labs := r.Labels()
 	nt := len(labs) - 1
-	s := Section{Title: "Subsystems"}
+	pf := r.Summaries[0].Profile
+	s := Section{Title: quantityTitle(pf, "Subsystems")}
 	s.Columns = append(s.Columns, Column{"subsystem", false})
 	s.Columns = append(s.Columns, profileColumns(labs, " %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "Δpp", "ratio")...)
 	if r.HasPerOp {
-		s.Columns = append(s.Columns, profileColumns(labs, " µs/op")...)
-		s.Columns = append(s.Columns, targetColumns(r, "Δµs/op")...)
+		s.Columns = append(s.Columns, profileColumns(labs, " "+perOpHead(pf, ""))...)
+		s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δ"))...)
 	}
 	for _, sub := range r.Subsystems {
 		row := []string{sub.Name}
@@ -153,7 +158,7 @@ func diffSubsystems(r *diff.Result) Section {
 		s.AddRow(row...)
 	}
 	for _, a := range r.Attribution {
-		s.Notes = append(s.Notes, "Change in CPU per operation, "+a.Sentence())
+		s.Notes = append(s.Notes, "Change in "+pf.Quantity+" per operation, "+a.Sentence())
 	}
 	return s
 }
@@ -273,14 +278,17 @@ func subsystemMicrosCells(r *diff.Result, sub diff.SubsystemDiff) []string {
 // columns), attribution (name is a subsystem or "total"; figure in
 // delta_us_per_op_TARGET). Last, for a subtree row merging a pass-through
 // chain, chain (its functions joined by ';') and per profile the share of
-// the chain's end.
+// the chain's end. Off-CPU profiles' per-op columns say their unit:
+// offcpu_us_per_op (off-CPU time) or cs_per_op (switches) in place of
+// us_per_op.
 func diffCSVHeader(r *diff.Result) []string {
+	u := csvPerOp(r.Summaries[0].Profile)
 	h := []string{"kind", "name", "only_in"}
 	for _, l := range r.Labels() {
-		h = append(h, l+"_inclusive", l+"_self", l+"_inclusive_pct", l+"_self_pct", l+"_inclusive_us_per_op", l+"_self_us_per_op")
+		h = append(h, l+"_inclusive", l+"_self", l+"_inclusive_pct", l+"_self_pct", l+"_inclusive_"+u, l+"_self_"+u)
 	}
 	for _, l := range r.Labels()[1:] {
-		h = append(h, "delta_pp_"+l, "self_delta_pp_"+l, "delta_us_per_op_"+l, "ratio_"+l)
+		h = append(h, "delta_pp_"+l, "self_delta_pp_"+l, "delta_"+u+"_"+l, "ratio_"+l)
 	}
 	h = append(h, "chain")
 	for _, l := range r.Labels() {
@@ -422,6 +430,9 @@ func DiffJSON(r *diff.Result, expls []*symbolmap.Explanation, o Options) *JSONDi
 		ja := JSONAttribution{
 			Base: a.Base, Target: a.Target, BaseMicrosPerOp: a.BaseMicrosPerOp, TargetMicrosPerOp: a.TargetMicrosPerOp,
 			DeltaMicrosPerOp: a.Delta, Sentence: a.Sentence(),
+		}
+		if r.Summaries[0].Profile.OffCPU {
+			ja.Quantity, ja.Unit = a.Quantity, a.Unit
 		}
 		for _, p := range a.Parts {
 			ja.Parts = append(ja.Parts, JSONPart{Subsystem: p.Subsystem, DeltaMicrosPerOp: p.Delta})

@@ -150,6 +150,11 @@ type JSONProfile struct {
 	Label            string            `json:"label"`
 	Unit             string            `json:"unit"`
 	CountUnit        string            `json:"count_unit"`
+	Quantity         string            `json:"quantity,omitempty"`
+	PerOpUnit        string            `json:"per_op_unit,omitempty"`
+	PerOp            *float64          `json:"per_op,omitempty"`
+	Voluntary        *int64            `json:"voluntary,omitempty"`
+	Involuntary      *int64            `json:"involuntary,omitempty"`
 	Total            int64             `json:"total"`
 	CPUSeconds       *float64          `json:"cpu_seconds,omitempty"`
 	Operations       *int64            `json:"operations,omitempty"`
@@ -181,9 +186,16 @@ func profileJSON(s *diff.Summary) JSONProfile {
 	j := JSONProfile{Label: f.Label, Unit: f.Unit, CountUnit: f.CountUnit, Total: f.Total}
 	if f.HasPerOp {
 		ops := f.Operations
-		j.CPUSeconds = &f.CPUSeconds
 		j.Operations = &ops
+	}
+	if f.HasCPU {
+		j.CPUSeconds = &f.CPUSeconds
 		j.CPUMicrosPerOp = ptr(true, f.MicrosPerOp)
+	}
+	if f.OffCPU {
+		j.Quantity, j.PerOpUnit = f.Quantity, f.PerOpUnit
+		j.PerOp = ptr(f.HasPerOp, f.PerOp)
+		j.Voluntary, j.Involuntary = int64Ptr(true, f.Voluntary), int64Ptr(true, f.Involuntary)
 	}
 	j.WindowSeconds = ptr(f.WindowSeconds > 0, f.WindowSeconds)
 	j.CtxSwitchesPerOp = ptr(f.HasCtxSwitches, f.CtxSwitchesPerOp)
@@ -215,6 +227,8 @@ type JSONSubsystem struct {
 	Value       int64    `json:"value"`
 	Pct         float64  `json:"pct"`
 	MicrosPerOp *float64 `json:"us_per_op,omitempty"`
+	Voluntary   *int64   `json:"voluntary,omitempty"`
+	Involuntary *int64   `json:"involuntary,omitempty"`
 }
 
 // JSONNode is one row of a report's subtree breakdown.
@@ -279,6 +293,8 @@ type JSONShare struct {
 	SelfPct              float64  `json:"self_pct"`
 	InclusiveMicrosPerOp *float64 `json:"inclusive_us_per_op,omitempty"`
 	SelfMicrosPerOp      *float64 `json:"self_us_per_op,omitempty"`
+	Voluntary            *int64   `json:"voluntary,omitempty"`
+	Involuntary          *int64   `json:"involuntary,omitempty"`
 }
 
 // shareJSON is one function's figures; the per-op ones only with perOp.
@@ -351,6 +367,8 @@ type JSONPart struct {
 type JSONAttribution struct {
 	Base              string     `json:"base"`
 	Target            string     `json:"target"`
+	Quantity          string     `json:"quantity,omitempty"`
+	Unit              string     `json:"unit,omitempty"`
 	BaseMicrosPerOp   float64    `json:"base_us_per_op"`
 	TargetMicrosPerOp float64    `json:"target_us_per_op"`
 	DeltaMicrosPerOp  float64    `json:"delta_us_per_op"`
