@@ -86,7 +86,11 @@ func diffFunctions(r *diff.Result, o Options) Section {
 	labs := r.Labels()
 	nt := len(labs) - 1
 	pf := r.Summaries[0].Profile
-	s := Section{Title: quantityTitle(pf, fmt.Sprintf("Functions (%d of %d, by largest change in inclusive share)", len(top(r.Functions, o.Top)), len(r.Functions)))}
+	by := "by largest change in inclusive share"
+	if pf.OffCPU {
+		by += " of " + pf.Quantity
+	}
+	s := Section{Title: fmt.Sprintf("Functions (%d of %d, %s)", len(top(r.Functions, o.Top)), len(r.Functions), by)}
 	s.Columns = append(s.Columns, Column{"function", false})
 	s.Columns = append(s.Columns, profileColumns(labs, " incl %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "Δpp", "ratio")...)
