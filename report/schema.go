@@ -14,7 +14,10 @@ import (
 // ever added. Numbers are not rounded. Percentages are of the profile's
 // total value (samples, or sample periods for perf input) and run from 0 to
 // 100; "pp" are percentage points; "us_per_op" are CPU microseconds per
-// operation (share × cpu_seconds × 1e6 / operations). Fields marked
+// operation (share × cpu_seconds × 1e6 / operations), or, for an off-CPU
+// profile (report and diff --off-cpu), per operation in its "per_op_unit":
+// microseconds off the CPU ("µs/op") or context switches ("cs/op"), share
+// × its total / operations. Fields marked
 // "optional" are left out when the figure is unknown; a ratio that is
 // undefined (the base has none of it) is null.
 //
@@ -22,11 +25,18 @@ import (
 //
 //	profile = {
 //	  "label": string,            // run.json label, else the file name
-//	  "unit": "samples"|"period", // what "total" and every value count
-//	  "count_unit": "samples"|"ns"|"period", // the same, as tables and flame graphs name it:
-//	                              //   ns for period sums of cpu-clock (CPU nanoseconds)
+//	  "unit": "samples"|"period"|"offcpu_us"|"switches", // what "total" and every value count
+//	  "count_unit": "samples"|"ns"|"period"|"us"|"switches", // the same, as tables and flame graphs name it:
+//	                              //   ns for period sums of cpu-clock (CPU nanoseconds),
+//	                              //   us (off the CPU) and switches for off-CPU profiles
+//	  "quantity": string,         // optional, off-CPU only: "off-CPU time" or "context switches"
+//	  "per_op_unit": string,      // optional, off-CPU only: "µs/op" or "cs/op", the unit of
+//	                              //   every *us_per_op field of the document
+//	  "per_op": float,            // optional, off-CPU only: total / operations
+//	  "voluntary": int,           // optional, off-CPU only: the part of total whose stacks end
+//	  "involuntary": int,         //   in [voluntary] (blocked) or [involuntary] (preempted)
 //	  "total": int,               // sum of all stack values
-//	  "cpu_seconds": float,       // optional: process CPU over the window
+//	  "cpu_seconds": float,       // optional: process CPU over the window (of the run, for off-CPU too)
 //	  "operations": int,          // optional: operations in the window
 //	  "window_seconds": float,    // optional
 //	  "cpu_us_per_op": float,     // optional: cpu/o
@@ -45,7 +55,8 @@ import (
 //	    "note": string            // optional: why frames were lost in it ("no .eh_frame")
 //	  }
 //	}
-//	subsystem = {"name": string, "value": int, "pct": float, "us_per_op": float (optional)}
+//	subsystem = {"name": string, "value": int, "pct": float, "us_per_op": float (optional),
+//	             "voluntary": int, "involuntary": int (optional, off-CPU only: value split by kind)}
 //	rewrite = {"original": string, "result": string ("" when elided), "rule": string, "value": int}
 //
 // `flamediff report --format json` prints one object:
@@ -58,7 +69,8 @@ import (
 //	    "name": string,
 //	    "inclusive": int, "self": int,
 //	    "inclusive_pct": float, "self_pct": float,
-//	    "inclusive_us_per_op": float, "self_us_per_op": float  // optional
+//	    "inclusive_us_per_op": float, "self_us_per_op": float, // optional
+//	    "voluntary": int, "involuntary": int  // optional, off-CPU only: inclusive split by kind
 //	  }],
 //	  "subsystems": [subsystem],  // optional (--map with subsystems), map order, sums to 100%
 //	  "subtrees": [{              // one per --root
@@ -118,6 +130,7 @@ import (
 //	  }],
 //	  "attribution": [{           // optional: per target, with per-op figures and subsystems
 //	    "base": string, "target": string,
+//	    "quantity": string, "unit": string, // optional, off-CPU only: as the profiles' quantity and per_op_unit
 //	    "base_us_per_op": float, "target_us_per_op": float,
 //	    "delta_us_per_op": float, // rounded to 0.01
 //	    "parts": [{"subsystem": string, "delta_us_per_op": float}], // add up exactly to delta_us_per_op (in 0.01 units)
