@@ -18,6 +18,9 @@ type Share struct {
 	SelfPct              float64
 	InclusiveMicrosPerOp float64 // 0 unless Result.HasPerOp
 	SelfMicrosPerOp      float64 // 0 unless Result.HasPerOp
+	// Voluntary and Involuntary split Inclusive by the kind of switch
+	// (off-CPU profiles; see FunctionShare).
+	Voluntary, Involuntary int64
 }
 
 // FunctionDiff compares one function across the profiles.
@@ -47,6 +50,9 @@ type SubsystemValue struct {
 	Value       int64
 	Pct         float64
 	MicrosPerOp float64 // 0 unless Result.HasPerOp
+	// Voluntary and Involuntary split Value by the kind of switch
+	// (off-CPU profiles; see SubsystemShare).
+	Voluntary, Involuntary int64
 }
 
 // SubsystemDiff compares one subsystem across the profiles (fields as in FunctionDiff).
@@ -287,6 +293,7 @@ func diffFunctions(r *Result) []FunctionDiff {
 				Inclusive: f.Inclusive, Self: f.Self,
 				InclusivePct: f.InclusivePct, SelfPct: f.SelfPct,
 				InclusiveMicrosPerOp: f.InclusiveMicrosPerOp, SelfMicrosPerOp: f.SelfMicrosPerOp,
+				Voluntary: f.Voluntary, Involuntary: f.Involuntary,
 			}
 		}
 	}
@@ -335,7 +342,8 @@ func diffSubsystems(r *Result) []SubsystemDiff {
 				idx[sub.Name] = i
 				out = append(out, SubsystemDiff{Name: sub.Name, Profiles: make([]SubsystemValue, n)})
 			}
-			out[i].Profiles[pi] = SubsystemValue{Value: sub.Value, Pct: sub.Pct, MicrosPerOp: sub.MicrosPerOp}
+			out[i].Profiles[pi] = SubsystemValue{Value: sub.Value, Pct: sub.Pct, MicrosPerOp: sub.MicrosPerOp,
+				Voluntary: sub.Voluntary, Involuntary: sub.Involuntary}
 		}
 	}
 	for i := range out {

@@ -147,6 +147,9 @@ func diffSubsystems(r *diff.Result) Section {
 	if r.HasPerOp {
 		s.Columns = append(s.Columns, profileColumns(labs, " "+perOpHead(pf, ""))...)
 		s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δ"))...)
+		if pf.OffCPU {
+			s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δvol"), perOpHead(pf, "Δinvol"))...)
+		}
 	}
 	for _, sub := range r.Subsystems {
 		row := []string{sub.Name}
@@ -158,6 +161,9 @@ func diffSubsystems(r *diff.Result) Section {
 		}
 		if r.HasPerOp {
 			row = append(row, subsystemMicrosCells(r, sub)...)
+			if pf.OffCPU {
+				row = append(row, kindDeltaCells(r, sub)...)
+			}
 		}
 		s.AddRow(row...)
 	}
@@ -237,6 +243,19 @@ func chainEnds(row diff.SubtreeRow) []float64 {
 		return nil
 	}
 	return ends
+}
+
+// kindDeltaCells are, per target, the change in a subsystem's voluntary
+// and involuntary switches (or time off the CPU) per operation, of an
+// off-CPU diff with per-op figures.
+func kindDeltaCells(r *diff.Result, sub diff.SubsystemDiff) []string {
+	per := func(i int, v int64) float64 { return kindPerOp(r.Summaries[i].Profile, v) }
+	b := sub.Profiles[0]
+	var cells []string
+	for i, v := range sub.Profiles[1:] {
+		cells = append(cells, Delta(per(0, b.Voluntary), per(i+1, v.Voluntary)), Delta(per(0, b.Involuntary), per(i+1, v.Involuntary)))
+	}
+	return cells
 }
 
 // subsystemMicrosCells are a subsystem's µs/op in each profile and their
@@ -414,16 +433,20 @@ func DiffJSON(r *diff.Result, expls []*symbolmap.Explanation, o Options) *JSONDi
 			Name: f.Name, DeltaPP: f.DeltaPP, SelfDeltaPP: f.SelfDeltaPP,
 			DeltaMicrosPerOp: f.DeltaMicrosPerOp, Ratio: ratiosJSON(f.Ratio), OnlyIn: f.OnlyIn,
 		}
+		off := r.Summaries[0].Profile.OffCPU
 		for _, p := range f.Profiles {
-			jf.Profiles = append(jf.Profiles,
-				shareJSON(p.Inclusive, p.Self, p.InclusivePct, p.SelfPct, p.InclusiveMicrosPerOp, p.SelfMicrosPerOp, r.HasPerOp))
+			js := shareJSON(p.Inclusive, p.Self, p.InclusivePct, p.SelfPct, p.InclusiveMicrosPerOp, p.SelfMicrosPerOp, r.HasPerOp)
+			js.Voluntary, js.Involuntary = int64Ptr(off, p.Voluntary), int64Ptr(off, p.Involuntary)
+			jf.Profiles = append(jf.Profiles, js)
 		}
 		j.Functions = append(j.Functions, jf)
 	}
 	for _, sub := range r.Subsystems {
 		js := JSONSubsystemDiff{Name: sub.Name, DeltaPP: sub.DeltaPP, DeltaMicrosPerOp: sub.DeltaMicrosPerOp, Ratio: ratiosJSON(sub.Ratio)}
 		for _, v := range sub.Profiles {
-			js.Profiles = append(js.Profiles, JSONSubsystemValue{Value: v.Value, Pct: v.Pct, MicrosPerOp: ptr(r.HasPerOp, v.MicrosPerOp)})
+			off := r.Summaries[0].Profile.OffCPU
+			js.Profiles = append(js.Profiles, JSONSubsystemValue{Value: v.Value, Pct: v.Pct, MicrosPerOp: ptr(r.HasPerOp, v.MicrosPerOp),
+				Voluntary: int64Ptr(off, v.Voluntary), Involuntary: int64Ptr(off, v.Involuntary)})
 		}
 		j.Subsystems = append(j.Subsystems, js)
 	}

@@ -106,7 +106,8 @@ import (
 //	  "functions": [{             // sorted by largest |delta_pp|, then name; --top applies
 //	    "name": string,
 //	    "profiles": [{"inclusive": int, "self": int, "inclusive_pct": float, "self_pct": float,
-//	                  "inclusive_us_per_op": float, "self_us_per_op": float}], // per-op optional
+//	                  "inclusive_us_per_op": float, "self_us_per_op": float, // per-op optional
+//	                  "voluntary": int, "involuntary": int}], // optional, off-CPU only
 //	    "delta_pp": [float],      // inclusive_pct(target) - inclusive_pct(base)
 //	    "self_delta_pp": [float],
 //	    "delta_us_per_op": [float], // optional
@@ -115,7 +116,8 @@ import (
 //	  }],
 //	  "subsystems": [{            // optional; sorted like functions
 //	    "name": string,
-//	    "profiles": [{"value": int, "pct": float, "us_per_op": float}], // us_per_op optional
+//	    "profiles": [{"value": int, "pct": float, "us_per_op": float, // us_per_op optional
+//	                  "voluntary": int, "involuntary": int}],        // optional, off-CPU only
 //	    "delta_pp": [float], "delta_us_per_op": [float] (optional), "ratio": [float|null]
 //	  }],
 //	  "subtrees": [{
@@ -332,6 +334,8 @@ type JSONSubsystemValue struct {
 	Value       int64    `json:"value"`
 	Pct         float64  `json:"pct"`
 	MicrosPerOp *float64 `json:"us_per_op,omitempty"`
+	Voluntary   *int64   `json:"voluntary,omitempty"`
+	Involuntary *int64   `json:"involuntary,omitempty"`
 }
 
 // JSONSubsystemDiff is one subsystem of a diff.

@@ -121,6 +121,19 @@ func TestOffCPUFiguresAgainstRunJSON(t *testing.T) {
 		if hundredths != int64(math.Round(a.DeltaMicrosPerOp*100)) {
 			t.Errorf("diff %s: parts add up to %d hundredths, the change is %g", c.kind, hundredths, a.DeltaMicrosPerOp)
 		}
+		if c.kind == "switches" {
+			// The subsystems' kinds add up to run.json's switches.
+			for i, label := range []string{"10.11", "10.5"} {
+				var vol, invol int64
+				for _, sub := range j.Subsystems {
+					vol += *sub.Profiles[i].Voluntary
+					invol += *sub.Profiles[i].Involuntary
+				}
+				if o := runs[label].OffCPU; vol != o.Voluntary || invol != o.Involuntary {
+					t.Errorf("diff %s: %s's subsystems hold %d voluntary and %d involuntary switches, run.json %d and %d", c.kind, label, vol, invol, o.Voluntary, o.Involuntary)
+				}
+			}
+		}
 		wantUnit := map[string]string{"switches": "cs/op", "time": "µs/op"}[c.kind]
 		if a.Unit != wantUnit || j.Profiles[0].PerOpUnit != wantUnit {
 			t.Errorf("diff %s: unit %q, profile per_op_unit %q; want %q", c.kind, a.Unit, j.Profiles[0].PerOpUnit, wantUnit)
