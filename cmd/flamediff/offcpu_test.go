@@ -156,6 +156,10 @@ func TestOffCPUErrors(t *testing.T) {
 		{"time beside switches", []string{"diff", filepath.Join(base, "offcpu.folded"), filepath.Join(offCPUDir, "mariadb-10.5", "offcpu-switches.folded")}, exitError, []string{"context switches", "off-CPU time"}},
 		{"file name against the flag", []string{"report", "--off-cpu=time", filepath.Join(base, "offcpu-switches.folded")}, exitError, []string{"context switches", "off-CPU time was asked for"}},
 		{"bad kind", []string{"report", "--off-cpu=waits", base}, exitUsage, []string{"--off-cpu", "time or switches"}},
+		// Every command with the input flags reads off-CPU profiles.
+		{"svg", []string{"svg", "--off-cpu", "-o", filepath.Join(t.TempDir(), "g.svg"), noOff}, exitError, []string{noOff, "--off-cpu"}},
+		{"html", []string{"html", "--off-cpu=switches", "-o", filepath.Join(t.TempDir(), "g.html"), noOff}, exitError, []string{noOff, "--off-cpu"}},
+		{"map suggest", []string{"map", "suggest", "--off-cpu", base, noOff}, exitError, []string{noOff, "--off-cpu"}},
 	} {
 		_, errOut, code := runCLI(t, c.args...)
 		if code != c.code {
@@ -183,5 +187,26 @@ func TestOffCPUFileByName(t *testing.T) {
 	}
 	if p := j.Profile; p.Unit != fold.UnitSwitches || p.Quantity != "context switches" || p.Total != 18200 || *p.Voluntary != 16000 || *p.Involuntary != 2200 {
 		t.Errorf("profile %+v; want 18200 switches, 16000 voluntary, 2200 involuntary (run.json's off_cpu)", p)
+	}
+}
+
+// svg and html read the off-CPU profile too (the graphs themselves are
+// package flamegraph's); html's tables are report's, worded by quantity.
+func TestOffCPUGraphCommands(t *testing.T) {
+	run := filepath.Join(offCPUDir, "mariadb-10.5")
+	dir := t.TempDir()
+	svg, page := filepath.Join(dir, "g.svg"), filepath.Join(dir, "g.html")
+	if _, errOut, code := runCLI(t, "svg", "--off-cpu=switches", "-o", svg, run); code != exitOK {
+		t.Fatalf("svg --off-cpu=switches: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "html", "--off-cpu", "-o", page, run); code != exitOK {
+		t.Fatalf("html --off-cpu: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<title>Profile 10.5: off-CPU time, 150000 us</title>") {
+		t.Errorf("html --off-cpu: the page's title does not name off-CPU time and run.json's 0.15 s (150000 us)")
 	}
 }
