@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/fserr"
@@ -67,6 +68,9 @@ func (s Skipped) String() string {
 // read is an error that says so in words ("profile PATH: no such file or
 // directory").
 func (l *Loader) Load(arg string, opts fold.ParseOptions) (*fold.Profile, error) {
+	if l.OffCPU != "" && !slices.Contains(OffCPUKinds, l.OffCPU) {
+		return nil, fmt.Errorf("off-CPU profile %q: want %s or %s", l.OffCPU, OffCPUTime, OffCPUSwitches)
+	}
 	if arg == Stdin {
 		if l.Stdin == nil {
 			return nil, errors.New("stdin: no standard input to read")

@@ -74,6 +74,10 @@ func TestLoadOffCPU(t *testing.T) {
 		t.Errorf("stdin with OffCPU switches: %v, %v; want unit %q", p, err, fold.UnitSwitches)
 	}
 
+	if _, err := (&Loader{OffCPU: "waits"}).Load(run, fold.ParseOptions{}); err == nil || !strings.Contains(err.Error(), `"waits"`) {
+		t.Errorf("OffCPU %q: %v; want an error naming it", "waits", err)
+	}
+
 	l := &Loader{}
 	_, err = Read(context.Background(), l.Load, []string{run, timeFile}, fold.ParseOptions{})
 	var me *MixedError
