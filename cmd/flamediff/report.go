@@ -58,7 +58,7 @@ func (in *inputFlags) registerInput(cmd *cobra.Command, mapHelp, outputHelp stri
 	f.StringVar(&in.MapFile, "map", "", mapHelp)
 	f.StringVarP(&in.Output, "output", "o", "", outputHelp)
 	f.BoolVar(&in.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
-	cli.EnumFlag(cmd, &in.InputFormat, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
+	cli.EnumFlag(cmd, &in.InputFormat, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded (with --off-cpu, offcpu.folded or offcpu-switches.folded) and run.json", inputFormats...)
 	cmd.Flags().StringArrayVar(&in.Labels, "label", nil, labelHelp)
 	f.Var(&in.OffCPU, "off-cpu", offCPUHelp)
 	f.Lookup("off-cpu").NoOptDefVal = input.OffCPUTime
