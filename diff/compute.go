@@ -18,6 +18,9 @@ type Share struct {
 	SelfPct              float64
 	InclusiveMicrosPerOp float64 // 0 unless Result.HasPerOp
 	SelfMicrosPerOp      float64 // 0 unless Result.HasPerOp
+	// Voluntary and Involuntary split Inclusive by the kind of switch
+	// (off-CPU profiles; see FunctionShare).
+	Voluntary, Involuntary int64
 }
 
 // FunctionDiff compares one function across the profiles.
@@ -47,6 +50,9 @@ type SubsystemValue struct {
 	Value       int64
 	Pct         float64
 	MicrosPerOp float64 // 0 unless Result.HasPerOp
+	// Voluntary and Involuntary split Value by the kind of switch
+	// (off-CPU profiles; see SubsystemShare).
+	Voluntary, Involuntary int64
 }
 
 // SubsystemDiff compares one subsystem across the profiles (fields as in FunctionDiff).
@@ -112,7 +118,8 @@ type SubtreeDiff struct {
 	Threshold         float64
 }
 
-// AttributionPart is one subsystem's share of a change in CPU per operation.
+// AttributionPart is one subsystem's share of a change per operation (in
+// the Attribution's Unit).
 type AttributionPart struct {
 	Subsystem string
 	// Base and Target are the subsystem's µs/op in each profile as shown
@@ -122,8 +129,9 @@ type AttributionPart struct {
 	Delta        float64 // µs/op, a whole number of hundredths
 }
 
-// Attribution splits the change in CPU µs per operation between the base
-// and one target among subsystems, with one rounding: every figure is
+// Attribution splits the change per operation between the base and one
+// target among subsystems (CPU µs, or for off-CPU profiles µs off the CPU
+// or switches: Quantity and Unit say which), with one rounding: every figure is
 // rounded once, to 0.01 µs, and every difference is taken between rounded
 // figures, so that a table and a sentence of the same report show the same
 // numbers and they add up.
@@ -136,7 +144,12 @@ type AttributionPart struct {
 // and the parts add up exactly to Delta. Parts are sorted by absolute size,
 // largest first, ties in subsystem order.
 type Attribution struct {
-	Base, Target      string
+	Base, Target string
+	// Quantity and Unit are the profiles' fold.Profile.Quantity and
+	// PerOpUnit: "CPU" and "µs/op", "off-CPU time" and "µs/op", or
+	// "context switches" and "cs/op". The fields named MicrosPerOp are in
+	// Unit.
+	Quantity, Unit    string
 	BaseMicrosPerOp   float64
 	TargetMicrosPerOp float64
 	Delta             float64
@@ -144,10 +157,15 @@ type Attribution struct {
 }
 
 // Sentence returns the attribution as a report quotes it, leaving out parts
-// of 0.00: "10.11 → 11.8: of +18.00 µs/op, commit +11.00, update +6.00, other +1.00".
+// of 0.00: "10.11 → 11.8: of +18.00 µs/op, commit +11.00, update +6.00,
+// other +1.00" ("of +15.00 cs/op" for switches).
 func (a Attribution) Sentence() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s → %s: of %+.2f µs/op", a.Base, a.Target, a.Delta)
+	unit := a.Unit
+	if unit == "" {
+		unit = "µs/op"
+	}
+	fmt.Fprintf(&b, "%s → %s: of %+.2f %s", a.Base, a.Target, a.Delta, unit)
 	for _, p := range a.Parts {
 		if math.Round(p.Delta*100) == 0 {
 			continue
@@ -195,8 +213,11 @@ var ErrNoTarget = errors.New("no target profile to compare with the base")
 // the share in each profile, the difference in percentage points and the
 // ratio against the base, and, when every profile has run metadata with
 // per-op figures, CPU µs per operation and the attribution of its change
-// to subsystems. Profiles are compared after whatever mapping the caller
-// applied; none is modified.
+// to subsystems. Off-CPU profiles are compared the same way, per operation
+// in their own unit (µs off the CPU, or switches: fold.Profile.PerOp);
+// profiles of different quantities are an error wrapping ErrMixed.
+// Profiles are compared after whatever mapping the caller applied; none is
+// modified.
 func Compute(base *fold.Profile, targets []*fold.Profile, opts Options) (*Result, error) {
 	if base == nil {
 		return nil, errors.New("diff: base profile is nil")
@@ -208,6 +229,9 @@ func Compute(base *fold.Profile, targets []*fold.Profile, opts Options) (*Result
 	for i, p := range all {
 		if p == nil {
 			return nil, fmt.Errorf("diff: target %d is nil", i)
+		}
+		if q, q0 := p.Quantity(), base.Quantity(); q != q0 {
+			return nil, fmt.Errorf("diff: profile %d is of %s, the base of %s: %w", i, q, q0, ErrMixed)
 		}
 	}
 	labs := labels(all, opts.Labels)
@@ -232,7 +256,7 @@ func Compute(base *fold.Profile, targets []*fold.Profile, opts Options) (*Result
 		}
 	}
 	if !r.HasPerOp {
-		r.PerOpMissing = perOpMissing(missing, len(all))
+		r.PerOpMissing = perOpMissing(missing, len(all), base.IsOffCPU())
 	}
 	r.Functions = diffFunctions(r)
 	if opts.Classify != nil {
@@ -269,6 +293,7 @@ func diffFunctions(r *Result) []FunctionDiff {
 				Inclusive: f.Inclusive, Self: f.Self,
 				InclusivePct: f.InclusivePct, SelfPct: f.SelfPct,
 				InclusiveMicrosPerOp: f.InclusiveMicrosPerOp, SelfMicrosPerOp: f.SelfMicrosPerOp,
+				Voluntary: f.Voluntary, Involuntary: f.Involuntary,
 			}
 		}
 	}
@@ -317,7 +342,8 @@ func diffSubsystems(r *Result) []SubsystemDiff {
 				idx[sub.Name] = i
 				out = append(out, SubsystemDiff{Name: sub.Name, Profiles: make([]SubsystemValue, n)})
 			}
-			out[i].Profiles[pi] = SubsystemValue{Value: sub.Value, Pct: sub.Pct, MicrosPerOp: sub.MicrosPerOp}
+			out[i].Profiles[pi] = SubsystemValue{Value: sub.Value, Pct: sub.Pct, MicrosPerOp: sub.MicrosPerOp,
+				Voluntary: sub.Voluntary, Involuntary: sub.Involuntary}
 		}
 	}
 	for i := range out {
@@ -338,14 +364,15 @@ func diffSubsystems(r *Result) []SubsystemDiff {
 	return out
 }
 
-// attribute splits target − base µs/op among subsystems (see Attribution).
+// attribute splits target − base per op among subsystems (see Attribution).
 func attribute(base, target *Summary) Attribution {
 	a := Attribution{
 		Base: base.Profile.Label, Target: target.Profile.Label,
-		BaseMicrosPerOp: base.Profile.MicrosPerOp, TargetMicrosPerOp: target.Profile.MicrosPerOp,
+		Quantity: base.Profile.Quantity, Unit: base.Profile.PerOpUnit,
+		BaseMicrosPerOp: base.Profile.PerOp, TargetMicrosPerOp: target.Profile.PerOp,
 	}
-	baseH := int64(math.Round(base.Profile.MicrosPerOp * 100))
-	targetH := int64(math.Round(target.Profile.MicrosPerOp * 100))
+	baseH := int64(math.Round(base.Profile.PerOp * 100))
+	targetH := int64(math.Round(target.Profile.PerOp * 100))
 	a.Delta = float64(targetH-baseH) / 100
 	// Subsystems in the base's order (targets may add names).
 	var names []string

@@ -14,10 +14,14 @@ type FunctionShare struct {
 	Self         int64
 	InclusivePct float64
 	SelfPct      float64
-	// InclusiveMicrosPerOp and SelfMicrosPerOp are CPU µs per operation;
-	// 0 unless the profile's metadata has per-op figures (Meta.HasPerOp).
+	// InclusiveMicrosPerOp and SelfMicrosPerOp are per operation, in the
+	// profile's fold.Profile.PerOpUnit (CPU µs, µs off the CPU, or
+	// switches); 0 unless fold.Profile.PerOp is known.
 	InclusiveMicrosPerOp float64
 	SelfMicrosPerOp      float64
+	// Voluntary and Involuntary split Inclusive by the kind of switch, in
+	// an off-CPU profile (see WithoutSwitchKind); 0 otherwise.
+	Voluntary, Involuntary int64
 }
 
 // SharesOptions control Functions.
@@ -33,9 +37,12 @@ type SharesOptions struct {
 // inclusive value exceeds the total; self values add up to the total less
 // the value of stacks that have no function frame (a stack of a thread name
 // alone, unless IncludeThreads). The result is sorted by inclusive value
-// descending, then by name; per-op fields are filled when p.Meta.HasPerOp().
+// descending, then by name; per-op fields are filled when p.PerOp() is
+// known. In an off-CPU profile the switch-kind leaf is no function: self
+// values are those of the frame above it, and Voluntary and Involuntary
+// split the inclusive values.
 func Functions(p *fold.Profile, opts SharesOptions) []FunctionShare {
-	type acc struct{ incl, self int64 }
+	type acc struct{ incl, self, vol, invol int64 }
 	m := make(map[string]*acc)
 	seen := make(map[string]bool)
 	get := func(name string) *acc {
@@ -46,23 +53,27 @@ func Functions(p *fold.Profile, opts SharesOptions) []FunctionShare {
 		}
 		return a
 	}
+	offCPU := p.IsOffCPU()
 	for _, s := range p.Stacks {
 		first := firstFunction(opts.IncludeThreads)
-		if len(s.Frames) <= first || s.Value == 0 {
+		frames, kind := stackKind(offCPU, s.Frames)
+		if len(frames) <= first || s.Value == 0 {
 			continue
 		}
 		clear(seen)
-		for _, f := range s.Frames[first:] {
+		for _, f := range frames[first:] {
 			if seen[f] {
 				continue
 			}
 			seen[f] = true
-			get(f).incl += s.Value
+			a := get(f)
+			a.incl += s.Value
+			kinds(kind, s.Value, &a.vol, &a.invol)
 		}
-		get(s.Frames[len(s.Frames)-1]).self += s.Value
+		get(frames[len(frames)-1]).self += s.Value
 	}
 	total := p.Total()
-	upo := microsPerOp(p)
+	upo := perOp(p)
 	out := make([]FunctionShare, 0, len(m))
 	for name, a := range m {
 		fs := FunctionShare{
@@ -71,6 +82,8 @@ func Functions(p *fold.Profile, opts SharesOptions) []FunctionShare {
 			Self:         a.self,
 			InclusivePct: pct(a.incl, total),
 			SelfPct:      pct(a.self, total),
+			Voluntary:    a.vol,
+			Involuntary:  a.invol,
 		}
 		fs.InclusiveMicrosPerOp = fs.InclusivePct / 100 * upo
 		fs.SelfMicrosPerOp = fs.SelfPct / 100 * upo
@@ -98,14 +111,6 @@ func pct(v, total int64) float64 {
 		return 0
 	}
 	return float64(v) * 100 / float64(total)
-}
-
-// microsPerOp returns the profile's CPU µs per operation, 0 without metadata.
-func microsPerOp(p *fold.Profile) float64 {
-	if p.Meta == nil {
-		return 0
-	}
-	return p.Meta.CPUMicrosPerOp()
 }
 
 // Frames returns every distinct frame name of p (thread names included),

@@ -11,8 +11,12 @@ type SubsystemShare struct {
 	Name  string
 	Value int64
 	Pct   float64
-	// MicrosPerOp is CPU µs per operation; 0 unless p.Meta.HasPerOp().
+	// MicrosPerOp is per operation in the profile's PerOpUnit (CPU µs, µs
+	// off the CPU, or switches); 0 unless p.PerOp() is known.
 	MicrosPerOp float64
+	// Voluntary and Involuntary split Value by the kind of switch, in an
+	// off-CPU profile; 0 otherwise.
+	Voluntary, Involuntary int64
 }
 
 // Classifier names the subsystem of a stack (frames root first), as
@@ -28,8 +32,15 @@ type Classifier func(frames []string) string
 // any name classify returned that is not in names, sorted.
 func Subsystems(p *fold.Profile, classify Classifier, names []string) []SubsystemShare {
 	vals := make(map[string]int64)
+	vol, invol := make(map[string]int64), make(map[string]int64)
+	offCPU := p.IsOffCPU()
 	for _, s := range p.Stacks {
-		vals[classify(s.Frames)] += s.Value
+		frames, kind := stackKind(offCPU, s.Frames)
+		name := classify(frames)
+		vals[name] += s.Value
+		v, iv := vol[name], invol[name]
+		kinds(kind, s.Value, &v, &iv)
+		vol[name], invol[name] = v, iv
 	}
 	order := append([]string(nil), names...)
 	known := make(map[string]bool, len(names))
@@ -45,10 +56,10 @@ func Subsystems(p *fold.Profile, classify Classifier, names []string) []Subsyste
 	sort.Strings(extra)
 	order = append(order, extra...)
 	total := p.Total()
-	upo := microsPerOp(p)
+	upo := perOp(p)
 	out := make([]SubsystemShare, 0, len(order))
 	for _, n := range order {
-		sh := SubsystemShare{Name: n, Value: vals[n], Pct: pct(vals[n], total)}
+		sh := SubsystemShare{Name: n, Value: vals[n], Pct: pct(vals[n], total), Voluntary: vol[n], Involuntary: invol[n]}
 		sh.MicrosPerOp = sh.Pct / 100 * upo
 		out = append(out, sh)
 	}

@@ -49,13 +49,30 @@ type RunFigures struct {
 	// CountUnit is what one count stands for: "ns", "period" or "samples"
 	// (fold.Profile.CountUnit), as every table and tooltip names it.
 	CountUnit string
-	// HasPerOp says whether Meta.HasPerOp(); the fields below are 0 without it.
-	HasPerOp      bool
+	// Quantity and PerOpUnit are fold.Profile.Quantity and PerOpUnit:
+	// "CPU" and "µs/op" for an on-CPU profile, "off-CPU time" and "µs/op"
+	// or "context switches" and "cs/op" for an off-CPU one (OffCPU).
+	Quantity  string
+	PerOpUnit string
+	OffCPU    bool
+	// HasPerOp says whether the profile's per-op figure is known
+	// (fold.Profile.PerOp: an on-CPU profile needs Meta.HasPerOp, an
+	// off-CPU one operations); PerOp is it, in PerOpUnit, and Operations
+	// the run's operations. Both are 0 without it.
+	HasPerOp   bool
+	PerOp      float64
+	Operations int64
+	// HasCPU says whether the run has CPU per operation (Meta.HasPerOp);
+	// CPUSeconds and MicrosPerOp (CPU µs per operation, cpu/o) are 0
+	// without it. For an on-CPU profile HasCPU is HasPerOp and
+	// MicrosPerOp is PerOp.
+	HasCPU        bool
 	CPUSeconds    float64
-	Operations    int64
 	WindowSeconds float64
-	// MicrosPerOp is CPU µs per operation (cpu/o).
-	MicrosPerOp float64
+	MicrosPerOp   float64
+	// Voluntary and Involuntary split Total by the kind of switch, in an
+	// off-CPU profile (see WithoutSwitchKind); 0 otherwise.
+	Voluntary, Involuntary int64
 	// CtxSwitchesPerOp is context switches per operation (cs/o), valid
 	// only when HasCtxSwitches (the run measured them).
 	CtxSwitchesPerOp float64
@@ -97,7 +114,10 @@ type Summary struct {
 }
 
 // Summarize computes the shares of one profile (see Functions, Subsystems,
-// Subtree, StackCompleteness) and its run figures.
+// Subtree, StackCompleteness) and its run figures. An off-CPU profile's
+// breakdowns leave out the switch-kind leaf (WithoutSwitchKind); it has
+// no kernel environment and no recorded unwinding (those describe the
+// run's on-CPU samples).
 func Summarize(p *fold.Profile, opts Options) *Summary {
 	label := p.Label()
 	if len(opts.Labels) > 0 && opts.Labels[0] != "" {
@@ -116,24 +136,36 @@ func Summarize(p *fold.Profile, opts Options) *Summary {
 	if opts.Classify != nil {
 		s.Subsystems = Subsystems(p, opts.Classify, opts.SubsystemNames)
 	}
+	stripped := WithoutSwitchKind(p)
 	for _, r := range opts.Roots {
-		s.Subtrees = append(s.Subtrees, Subtree(p, r, opts.subtreeOptions()))
+		s.Subtrees = append(s.Subtrees, Subtree(stripped, r, opts.subtreeOptions()))
 	}
 	if opts.IsThreadRoot != nil {
-		c := StackCompleteness(p, opts.IsThreadRoot)
+		c := StackCompleteness(stripped, opts.IsThreadRoot)
 		s.Completeness = &c
 	}
-	s.Recorded = RecordedUnwinding(p.Meta)
+	if !p.IsOffCPU() {
+		s.Recorded = RecordedUnwinding(p.Meta)
+	}
 	if !s.Profile.HasPerOp {
-		s.PerOpMissing = perOpMissing([]string{label}, 1)
+		s.PerOpMissing = perOpMissing([]string{label}, 1, p.IsOffCPU())
 	}
 	return s
 }
 
 func runFigures(p *fold.Profile, label string) RunFigures {
-	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit, CountUnit: p.CountUnit(), Environment: EnvironmentOf(p)}
+	f := RunFigures{Label: label, Total: p.Total(), Unit: p.Unit, CountUnit: p.CountUnit(),
+		Quantity: p.Quantity(), PerOpUnit: p.PerOpUnit(), OffCPU: p.IsOffCPU()}
 	if f.Unit == "" {
 		f.Unit = fold.UnitSamples
+	}
+	if f.OffCPU {
+		for _, s := range p.Stacks {
+			_, k := stackKind(true, s.Frames)
+			kinds(k, s.Value, &f.Voluntary, &f.Involuntary)
+		}
+	} else {
+		f.Environment = EnvironmentOf(p)
 	}
 	m := p.Meta
 	if m == nil {
@@ -144,13 +176,22 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 	if f.QPS == 0 && m.WindowSeconds > 0 {
 		f.QPS = float64(m.Operations) / m.WindowSeconds
 	}
+	if v, ok := p.PerOp(); ok {
+		f.HasPerOp, f.PerOp, f.Operations = true, v, m.Operations
+	}
+	if f.OffCPU && m.Operations > 0 && m.VoluntaryCtxSwitches+m.InvoluntaryCtxSwitches > 0 {
+		f.HasCtxSwitches = true
+		f.CtxSwitchesPerOp = m.CtxSwitchesPerOp()
+	}
 	if !m.HasPerOp() {
 		return f
 	}
-	f.HasPerOp = true
+	f.HasCPU = true
 	f.CPUSeconds = m.CPUSeconds()
-	f.Operations = m.Operations
 	f.MicrosPerOp = m.CPUMicrosPerOp()
+	if f.OffCPU {
+		return f
+	}
 	if m.SampledCPUSeconds > 0 {
 		f.HasSampled = true
 		f.SampledPct = 100 * m.SampledCPUSeconds / f.CPUSeconds
@@ -163,8 +204,11 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 }
 
 // perOpMissing is the sentence for profiles without per-op metadata.
-func perOpMissing(missing []string, n int) string {
+func perOpMissing(missing []string, n int, offCPU bool) string {
 	what := "per-op figures (CPU µs per operation) need run metadata: a run directory whose run.json gives cpu_seconds and operations"
+	if offCPU {
+		what = "per-op figures (off-CPU µs or switches per operation) need run metadata: a run directory whose run.json gives operations"
+	}
 	if n == 1 {
 		return what
 	}

@@ -76,13 +76,15 @@ func CheckOutput(path string, inputs ...string) (*atomicfile.Output, error) {
 }
 
 // Files are the files an input argument reads: the file itself, or a run
-// directory's stacks.folded and run.json; none for "" and "-".
+// directory's stacks.folded, run.json and off-CPU files (whichever a
+// command reads); none for "" and "-".
 func Files(arg string) []string {
 	if arg == "" || arg == Stdin {
 		return nil
 	}
 	if st, err := os.Stat(arg); err == nil && st.IsDir() {
-		return []string{filepath.Join(arg, fold.StacksFile), filepath.Join(arg, fold.MetaFile)}
+		return []string{filepath.Join(arg, fold.StacksFile), filepath.Join(arg, fold.MetaFile),
+			filepath.Join(arg, fold.OffCPUFile), filepath.Join(arg, fold.OffCPUSwitchesFile)}
 	}
 	return []string{arg}
 }

@@ -54,7 +54,7 @@ func TestFiles(t *testing.T) {
 		{"", nil},
 		{"-", nil},
 		{"x.folded", []string{"x.folded"}},
-		{run, []string{filepath.Join(run, "stacks.folded"), filepath.Join(run, "run.json")}},
+		{run, []string{filepath.Join(run, "stacks.folded"), filepath.Join(run, "run.json"), filepath.Join(run, "offcpu.folded"), filepath.Join(run, "offcpu-switches.folded")}},
 	} {
 		if got := Files(tc.arg); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Files(%q) = %q, want %q", tc.arg, got, tc.want)

@@ -40,7 +40,7 @@ func (s *Set) Graph(o flamegraph.Options, diff bool, normalize string) (*flamegr
 		o.Normalize = flamegraph.AutoNormalize(ps[0], ps[1])
 	case flamegraph.NormalizePerOp:
 		for i, p := range ps {
-			if !p.Meta.HasPerOp() {
+			if _, ok := p.PerOp(); !ok {
 				return nil, &NoPerOpError{Path: paths[i]}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/fserr"
@@ -30,6 +31,12 @@ type Loader struct {
 	// not be parsed and were skipped (without fold.ParseOptions.Strict),
 	// as soon as that input is read.
 	Warn func(Skipped)
+	// OffCPU, when not "", reads off-CPU profiles: OffCPUTime or
+	// OffCPUSwitches. A run directory is then read for its offcpu.folded
+	// or offcpu-switches.folded instead of stacks.folded, and a file or
+	// stdin is taken for one (a file named offcpu*.folded is one
+	// whatever OffCPU says: OffCPUFileUnit).
+	OffCPU string
 }
 
 // Skipped says that an input had lines that could not be parsed, which
@@ -52,17 +59,27 @@ func (s Skipped) String() string {
 // "stdin" in messages; a directory is a run directory (stacks.folded plus
 // run.json, rundir.Read); anything else is a profile file in any format
 // fold reads (rundir.ParseFile). Profiles of files and stdin get their
-// clock period inferred (fold.Profile.InferClockPeriod). An input without
+// clock period inferred (fold.Profile.InferClockPeriod), unless they are
+// off-CPU profiles: with l.OffCPU (a run directory's off-CPU file, see
+// rundir.ReadOffCPU, whose error for a run recorded without one names the
+// directory and wraps fs.ErrNotExist), or a file named offcpu*.folded
+// (OffCPUFileUnit), which is read as folded text. An input without
 // samples is an error wrapping rundir.ErrNoSamples; a path that cannot be
 // read is an error that says so in words ("profile PATH: no such file or
 // directory").
 func (l *Loader) Load(arg string, opts fold.ParseOptions) (*fold.Profile, error) {
+	if l.OffCPU != "" && !slices.Contains(OffCPUKinds, l.OffCPU) {
+		return nil, fmt.Errorf("off-CPU profile %q: want %s or %s", l.OffCPU, OffCPUTime, OffCPUSwitches)
+	}
 	if arg == Stdin {
 		if l.Stdin == nil {
 			return nil, errors.New("stdin: no standard input to read")
 		}
 		p, err := rundir.Parse("stdin", l.Stdin, opts)
 		if err != nil {
+			return nil, err
+		}
+		if err := l.offCPUFile("stdin", "", p); err != nil {
 			return nil, err
 		}
 		p.InferClockPeriod()
@@ -74,13 +91,22 @@ func (l *Loader) Load(arg string, opts fold.ParseOptions) (*fold.Profile, error)
 		return nil, fmt.Errorf("profile %w", fserr.Describe(arg, err, "file or directory"))
 	}
 	if !st.IsDir() {
+		if OffCPUFileUnit(arg) != "" {
+			opts.Format = fold.FormatFolded
+		}
 		p, err := rundir.ParseFile(arg, opts)
 		if err != nil {
+			return nil, err
+		}
+		if err := l.offCPUFile(arg, arg, p); err != nil {
 			return nil, err
 		}
 		p.InferClockPeriod()
 		l.warn(arg, p)
 		return p, nil
+	}
+	if l.OffCPU != "" {
+		return l.loadOffCPU(arg)
 	}
 	p, err := rundir.Read(arg, opts.Strict)
 	if err != nil {
@@ -98,7 +124,8 @@ func (l *Loader) warn(name string, p *fold.Profile) {
 
 // Read loads the profile arguments in order, each once, as read: no map
 // applied, names as in the input. ctx is checked before each; the first
-// error stops it.
+// error stops it. Profiles that measure different quantities (CPU beside
+// off-CPU time, say) are a *MixedError (SameQuantity).
 func Read(ctx context.Context, load LoadFunc, args []string, opts fold.ParseOptions) ([]*fold.Profile, error) {
 	ps := make([]*fold.Profile, len(args))
 	for i, arg := range args {
@@ -110,6 +137,9 @@ func Read(ctx context.Context, load LoadFunc, args []string, opts fold.ParseOpti
 			return nil, err
 		}
 		ps[i] = p
+	}
+	if err := SameQuantity(args, ps); err != nil {
+		return nil, err
 	}
 	return ps, nil
 }

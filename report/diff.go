@@ -47,6 +47,9 @@ func profileColumns(labels []string, suffix string) []Column {
 func Diff(r *diff.Result, expls []*symbolmap.Explanation, o Options) *Document {
 	labs := r.Labels()
 	d := &Document{Title: fmt.Sprintf("Diff: %s (base) vs %s", labs[0], strings.Join(labs[1:], ", "))}
+	if f := r.Summaries[0].Profile; f.OffCPU {
+		d.Title = fmt.Sprintf("Diff of %s: %s (base) vs %s", f.Quantity, labs[0], strings.Join(labs[1:], ", "))
+	}
 	d.Sections = append(d.Sections, runSection(r.Summaries, o.Format), diffFunctions(r, o))
 	if r.Subsystems != nil {
 		d.Sections = append(d.Sections, diffSubsystems(r))
@@ -82,15 +85,20 @@ func DiffRewrites(r *diff.Result, expls []*symbolmap.Explanation, f Format) []Se
 func diffFunctions(r *diff.Result, o Options) Section {
 	labs := r.Labels()
 	nt := len(labs) - 1
-	s := Section{Title: fmt.Sprintf("Functions (%d of %d, by largest change in inclusive share)", len(top(r.Functions, o.Top)), len(r.Functions))}
+	pf := r.Summaries[0].Profile
+	by := "by largest change in inclusive share"
+	if pf.OffCPU {
+		by += " of " + pf.Quantity
+	}
+	s := Section{Title: fmt.Sprintf("Functions (%d of %d, %s)", len(top(r.Functions, o.Top)), len(r.Functions), by)}
 	s.Columns = append(s.Columns, Column{"function", false})
 	s.Columns = append(s.Columns, profileColumns(labs, " incl %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "Δpp", "ratio")...)
 	s.Columns = append(s.Columns, profileColumns(labs, " self %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "self Δpp")...)
 	if r.HasPerOp {
-		s.Columns = append(s.Columns, profileColumns(labs, " µs/op")...)
-		s.Columns = append(s.Columns, targetColumns(r, "Δµs/op")...)
+		s.Columns = append(s.Columns, profileColumns(labs, " "+perOpHead(pf, ""))...)
+		s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δ"))...)
 	}
 	for _, f := range top(r.Functions, o.Top) {
 		row := []string{}
@@ -131,13 +139,17 @@ func texts(ss []string) []Cell {
 func diffSubsystems(r *diff.Result) Section {
 	labs := r.Labels()
 	nt := len(labs) - 1
-	s := Section{Title: "Subsystems"}
+	pf := r.Summaries[0].Profile
+	s := Section{Title: quantityTitle(pf, "Subsystems")}
 	s.Columns = append(s.Columns, Column{"subsystem", false})
 	s.Columns = append(s.Columns, profileColumns(labs, " %")...)
 	s.Columns = append(s.Columns, targetColumns(r, "Δpp", "ratio")...)
 	if r.HasPerOp {
-		s.Columns = append(s.Columns, profileColumns(labs, " µs/op")...)
-		s.Columns = append(s.Columns, targetColumns(r, "Δµs/op")...)
+		s.Columns = append(s.Columns, profileColumns(labs, " "+perOpHead(pf, ""))...)
+		s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δ"))...)
+		if pf.OffCPU {
+			s.Columns = append(s.Columns, targetColumns(r, perOpHead(pf, "Δvol"), perOpHead(pf, "Δinvol"))...)
+		}
 	}
 	for _, sub := range r.Subsystems {
 		row := []string{sub.Name}
@@ -149,11 +161,14 @@ func diffSubsystems(r *diff.Result) Section {
 		}
 		if r.HasPerOp {
 			row = append(row, subsystemMicrosCells(r, sub)...)
+			if pf.OffCPU {
+				row = append(row, kindDeltaCells(r, sub)...)
+			}
 		}
 		s.AddRow(row...)
 	}
 	for _, a := range r.Attribution {
-		s.Notes = append(s.Notes, "Change in CPU per operation, "+a.Sentence())
+		s.Notes = append(s.Notes, "Change in "+pf.Quantity+" per operation, "+a.Sentence())
 	}
 	return s
 }
@@ -230,6 +245,19 @@ func chainEnds(row diff.SubtreeRow) []float64 {
 	return ends
 }
 
+// kindDeltaCells are, per target, the change in a subsystem's voluntary
+// and involuntary switches (or time off the CPU) per operation, of an
+// off-CPU diff with per-op figures.
+func kindDeltaCells(r *diff.Result, sub diff.SubsystemDiff) []string {
+	per := func(i int, v int64) float64 { return kindPerOp(r.Summaries[i].Profile, v) }
+	b := sub.Profiles[0]
+	var cells []string
+	for i, v := range sub.Profiles[1:] {
+		cells = append(cells, Delta(per(0, b.Voluntary), per(i+1, v.Voluntary)), Delta(per(0, b.Involuntary), per(i+1, v.Involuntary)))
+	}
+	return cells
+}
+
 // subsystemMicrosCells are a subsystem's µs/op in each profile and their
 // changes. With an attribution they are its figures (rounded once, adding
 // up to each profile's cpu/o, the differences those of the figures shown),
@@ -273,14 +301,17 @@ func subsystemMicrosCells(r *diff.Result, sub diff.SubsystemDiff) []string {
 // columns), attribution (name is a subsystem or "total"; figure in
 // delta_us_per_op_TARGET). Last, for a subtree row merging a pass-through
 // chain, chain (its functions joined by ';') and per profile the share of
-// the chain's end.
+// the chain's end. Off-CPU profiles' per-op columns say their unit:
+// offcpu_us_per_op (off-CPU time) or cs_per_op (switches) in place of
+// us_per_op.
 func diffCSVHeader(r *diff.Result) []string {
+	u := csvPerOp(r.Summaries[0].Profile)
 	h := []string{"kind", "name", "only_in"}
 	for _, l := range r.Labels() {
-		h = append(h, l+"_inclusive", l+"_self", l+"_inclusive_pct", l+"_self_pct", l+"_inclusive_us_per_op", l+"_self_us_per_op")
+		h = append(h, l+"_inclusive", l+"_self", l+"_inclusive_pct", l+"_self_pct", l+"_inclusive_"+u, l+"_self_"+u)
 	}
 	for _, l := range r.Labels()[1:] {
-		h = append(h, "delta_pp_"+l, "self_delta_pp_"+l, "delta_us_per_op_"+l, "ratio_"+l)
+		h = append(h, "delta_pp_"+l, "self_delta_pp_"+l, "delta_"+u+"_"+l, "ratio_"+l)
 	}
 	h = append(h, "chain")
 	for _, l := range r.Labels() {
@@ -402,16 +433,20 @@ func DiffJSON(r *diff.Result, expls []*symbolmap.Explanation, o Options) *JSONDi
 			Name: f.Name, DeltaPP: f.DeltaPP, SelfDeltaPP: f.SelfDeltaPP,
 			DeltaMicrosPerOp: f.DeltaMicrosPerOp, Ratio: ratiosJSON(f.Ratio), OnlyIn: f.OnlyIn,
 		}
+		off := r.Summaries[0].Profile.OffCPU
 		for _, p := range f.Profiles {
-			jf.Profiles = append(jf.Profiles,
-				shareJSON(p.Inclusive, p.Self, p.InclusivePct, p.SelfPct, p.InclusiveMicrosPerOp, p.SelfMicrosPerOp, r.HasPerOp))
+			js := shareJSON(p.Inclusive, p.Self, p.InclusivePct, p.SelfPct, p.InclusiveMicrosPerOp, p.SelfMicrosPerOp, r.HasPerOp)
+			js.Voluntary, js.Involuntary = int64Ptr(off, p.Voluntary), int64Ptr(off, p.Involuntary)
+			jf.Profiles = append(jf.Profiles, js)
 		}
 		j.Functions = append(j.Functions, jf)
 	}
 	for _, sub := range r.Subsystems {
 		js := JSONSubsystemDiff{Name: sub.Name, DeltaPP: sub.DeltaPP, DeltaMicrosPerOp: sub.DeltaMicrosPerOp, Ratio: ratiosJSON(sub.Ratio)}
 		for _, v := range sub.Profiles {
-			js.Profiles = append(js.Profiles, JSONSubsystemValue{Value: v.Value, Pct: v.Pct, MicrosPerOp: ptr(r.HasPerOp, v.MicrosPerOp)})
+			off := r.Summaries[0].Profile.OffCPU
+			js.Profiles = append(js.Profiles, JSONSubsystemValue{Value: v.Value, Pct: v.Pct, MicrosPerOp: ptr(r.HasPerOp, v.MicrosPerOp),
+				Voluntary: int64Ptr(off, v.Voluntary), Involuntary: int64Ptr(off, v.Involuntary)})
 		}
 		j.Subsystems = append(j.Subsystems, js)
 	}
@@ -422,6 +457,9 @@ func DiffJSON(r *diff.Result, expls []*symbolmap.Explanation, o Options) *JSONDi
 		ja := JSONAttribution{
 			Base: a.Base, Target: a.Target, BaseMicrosPerOp: a.BaseMicrosPerOp, TargetMicrosPerOp: a.TargetMicrosPerOp,
 			DeltaMicrosPerOp: a.Delta, Sentence: a.Sentence(),
+		}
+		if r.Summaries[0].Profile.OffCPU {
+			ja.Quantity, ja.Unit = a.Quantity, a.Unit
 		}
 		for _, p := range a.Parts {
 			ja.Parts = append(ja.Parts, JSONPart{Subsystem: p.Subsystem, DeltaMicrosPerOp: p.Delta})

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/flamediff/flamediff/diff"
@@ -128,18 +129,26 @@ func subtreeNotes(skipped, chains bool, threshold float64, flags *CollapseFlags)
 // profile has kernel frames, "sched+wake %" is the share of its samples in
 // the kernel's scheduling, wake-up and IPI paths (diff.Environment): a
 // profile where it is large measures the machine's thread switching more
-// than the program ("-": recorded without kernel frames).
+// than the program ("-": recorded without kernel frames). When a profile
+// is off-CPU, three columns show its own figures per operation: the whole
+// profile ("off-CPU µs/o" or "off-CPU cs/o", beside the run's cs/o from
+// /proc) and its voluntary and involuntary parts.
 func runSection(sums []*diff.Summary, f Format) Section {
 	s := Section{
 		Title: "Run",
 		Columns: []Column{{"profile", false}, {"unit", false}, {"total", true}, {"cpu s", true}, {"ops", true},
 			{"QPS", true}, {"rQPS", true}, {"cpu/o µs", true}, {"cs/o", true}},
 	}
-	recorded, sampled, kernel := false, false, false
+	recorded, sampled, kernel, offCPU := false, false, false, false
 	for _, sum := range sums {
 		recorded = recorded || sum.Recorded != nil
 		sampled = sampled || sum.Profile.HasSampled
 		kernel = kernel || sum.Profile.Environment.Kernel
+		offCPU = offCPU || sum.Profile.OffCPU
+	}
+	if offCPU {
+		u := strings.TrimSuffix(sums[0].Profile.PerOpUnit, "/op")
+		s.Columns = append(s.Columns, Column{"off-CPU " + u + "/o", true}, Column{"vol " + u + "/o", true}, Column{"invol " + u + "/o", true})
 	}
 	if sampled {
 		s.Columns = append(s.Columns, Column{"sampled %", true})
@@ -153,8 +162,11 @@ func runSection(sums []*diff.Summary, f Format) Section {
 	for _, sum := range sums {
 		p := sum.Profile
 		row := []string{p.Label, p.CountUnit, Int(p.Total), "-", "-", "-", "-", "-", "-"}
+		if p.HasCPU {
+			row[3], row[7] = F2(p.CPUSeconds), F2(p.MicrosPerOp)
+		}
 		if p.HasPerOp {
-			row[3], row[4], row[7] = F2(p.CPUSeconds), Int(p.Operations), F2(p.MicrosPerOp)
+			row[4] = Int(p.Operations)
 		}
 		if p.QPS > 0 {
 			row[5] = F2(p.QPS)
@@ -167,6 +179,13 @@ func runSection(sums []*diff.Summary, f Format) Section {
 		}
 		if f == FormatMarkdown {
 			row[0] = "`" + row[0] + "`"
+		}
+		if offCPU {
+			if p.HasPerOp {
+				row = append(row, F2(p.PerOp), F2(kindPerOp(p, p.Voluntary)), F2(kindPerOp(p, p.Involuntary)))
+			} else {
+				row = append(row, "-", "-", "-")
+			}
 		}
 		if sampled {
 			pct := "-"
@@ -221,6 +240,9 @@ func Rewrites(title string, e *symbolmap.Explanation, f Format) Section {
 // the rewrites (with Options.Explain), then notes and warnings.
 func Profile(sum *diff.Summary, expl *symbolmap.Explanation, o Options) *Document {
 	d := &Document{Title: fmt.Sprintf("Profile %s: %d %s", sum.Profile.Label, sum.Profile.Total, sum.Profile.CountUnit)}
+	if sum.Profile.OffCPU {
+		d.Title = fmt.Sprintf("Profile %s: %s, %d %s", sum.Profile.Label, sum.Profile.Quantity, sum.Profile.Total, sum.Profile.CountUnit)
+	}
 	d.Sections = append(d.Sections, runSection([]*diff.Summary{sum}, o.Format), profileFunctions(sum, o))
 	if sum.Subsystems != nil {
 		d.Sections = append(d.Sections, profileSubsystems(sum))
@@ -239,18 +261,29 @@ func Profile(sum *diff.Summary, expl *symbolmap.Explanation, o Options) *Documen
 }
 
 func profileFunctions(sum *diff.Summary, o Options) Section {
-	perOp := sum.Profile.HasPerOp
+	f := sum.Profile
+	perOp := f.HasPerOp
+	by := "by inclusive share"
+	if f.OffCPU {
+		by += " of " + f.Quantity
+	}
 	s := Section{
-		Title:   fmt.Sprintf("Functions (%d of %d, by inclusive share)", len(top(sum.Functions, o.Top)), len(sum.Functions)),
+		Title:   fmt.Sprintf("Functions (%d of %d, %s)", len(top(sum.Functions, o.Top)), len(sum.Functions), by),
 		Columns: []Column{{"function", false}, {"inclusive", true}, {"self", true}, {"incl %", true}, {"self %", true}},
 	}
 	if perOp {
-		s.Columns = append(s.Columns, Column{"incl µs/op", true}, Column{"self µs/op", true})
+		s.Columns = append(s.Columns, Column{perOpHead(f, "incl"), true}, Column{perOpHead(f, "self"), true})
+	}
+	if f.OffCPU {
+		s.Columns = append(s.Columns, kindColumns(f)...)
 	}
 	for _, fn := range top(sum.Functions, o.Top) {
 		row := []Cell{nameCell(o.Format, fn.Name, 0), Text(Int(fn.Inclusive)), Text(Int(fn.Self)), Text(F2(fn.InclusivePct)), Text(F2(fn.SelfPct))}
 		if perOp {
 			row = append(row, Text(F2(fn.InclusiveMicrosPerOp)), Text(F2(fn.SelfMicrosPerOp)))
+		}
+		if f.OffCPU {
+			row = append(row, kindCells(f, fn.Voluntary, fn.Involuntary)...)
 		}
 		s.Rows = append(s.Rows, row)
 	}
@@ -258,17 +291,24 @@ func profileFunctions(sum *diff.Summary, o Options) Section {
 }
 
 func profileSubsystems(sum *diff.Summary) Section {
-	perOp := sum.Profile.HasPerOp
-	s := Section{Title: "Subsystems", Columns: []Column{{"subsystem", false}, {"value", true}, {"%", true}}}
+	f := sum.Profile
+	perOp := f.HasPerOp
+	s := Section{Title: quantityTitle(f, "Subsystems"), Columns: []Column{{"subsystem", false}, {"value", true}, {"%", true}}}
 	if perOp {
-		s.Columns = append(s.Columns, Column{"µs/op", true})
+		s.Columns = append(s.Columns, Column{perOpHead(f, ""), true})
+	}
+	if f.OffCPU {
+		s.Columns = append(s.Columns, kindColumns(f)...)
 	}
 	for _, sub := range sum.Subsystems {
-		row := []string{sub.Name, Int(sub.Value), F2(sub.Pct)}
+		row := []Cell{Text(sub.Name), Text(Int(sub.Value)), Text(F2(sub.Pct))}
 		if perOp {
-			row = append(row, F2(sub.MicrosPerOp))
+			row = append(row, Text(F2(sub.MicrosPerOp)))
 		}
-		s.AddRow(row...)
+		if f.OffCPU {
+			row = append(row, kindCells(f, sub.Voluntary, sub.Involuntary)...)
+		}
+		s.Rows = append(s.Rows, row)
 	}
 	return s
 }
@@ -281,7 +321,7 @@ func profileSubtree(sum *diff.Summary, t *diff.SubtreeResult, o Options) Section
 		Notes:   []string{t.SummaryWith(0, noteName(o.Format))},
 	}
 	if perOp {
-		s.Columns = append(s.Columns, Column{"µs/op", true})
+		s.Columns = append(s.Columns, Column{perOpHead(sum.Profile, ""), true})
 	}
 	chains := false
 	t.Walk(func(_ []string, level int, nd *diff.Node) {
@@ -292,7 +332,7 @@ func profileSubtree(sum *diff.Summary, t *diff.SubtreeResult, o Options) Section
 		}
 		row := []Cell{rowCell(o.Format, nd.Name, nd.Chain, level, end), Text(Int(nd.Value)), Text(Int(nd.Self)), Text(F2(nd.Pct)), Text(F2(nd.PctOfRoot))}
 		if perOp {
-			row = append(row, Text(F2(nd.Pct/100*sum.Profile.MicrosPerOp)))
+			row = append(row, Text(F2(nd.Pct/100*sum.Profile.PerOp)))
 		}
 		s.Rows = append(s.Rows, row)
 	})
@@ -304,28 +344,51 @@ func profileSubtree(sum *diff.Summary, t *diff.SubtreeResult, o Options) Section
 // a kind: function, subsystem or subtree (name is then the path from the
 // root, joined by ';'). Cells that do not apply to a kind are empty. For a
 // subtree row that merges a pass-through chain, chain lists its functions
-// joined by ';' and chain_end_pct is the share of the chain's end.
+// joined by ';' and chain_end_pct is the share of the chain's end. An
+// off-CPU profile's per-op columns are named inclusive_offcpu_us_per_op
+// and self_offcpu_us_per_op (off-CPU time) or inclusive_cs_per_op and
+// self_cs_per_op (switches), and two columns follow, voluntary and
+// involuntary: the inclusive value (or a subsystem's) split by the kind of
+// switch.
 var profileCSVHeader = []string{"kind", "name", "inclusive", "self", "inclusive_pct", "self_pct", "pct_of_root", "inclusive_us_per_op", "self_us_per_op", "chain", "chain_end_pct"}
 
 // ProfileCSV writes the CSV of `flamediff report`: the first n functions
 // (0: all), the subsystems and every subtree row, names whole.
 func ProfileCSV(w io.Writer, sum *diff.Summary, n int) error {
-	perOp := sum.Profile.HasPerOp
+	pf := sum.Profile
+	perOp := pf.HasPerOp
+	header := profileCSVHeader
+	if pf.OffCPU {
+		header = slices.Clone(header)
+		header[7], header[8] = "inclusive_"+csvPerOp(pf), "self_"+csvPerOp(pf)
+		header = append(header, "voluntary", "involuntary")
+	}
+	kind := func(row []string, vol, invol int64) []string {
+		if pf.OffCPU {
+			row = append(row, Int(vol), Int(invol))
+		}
+		return row
+	}
 	var rows [][]string
 	for _, f := range top(sum.Functions, n) {
-		rows = append(rows, []string{"function", f.Name, Int(f.Inclusive), Int(f.Self), F2(f.InclusivePct), F2(f.SelfPct), "",
-			OptF2(perOp, f.InclusiveMicrosPerOp), OptF2(perOp, f.SelfMicrosPerOp), "", ""})
+		rows = append(rows, kind([]string{"function", f.Name, Int(f.Inclusive), Int(f.Self), F2(f.InclusivePct), F2(f.SelfPct), "",
+			OptF2(perOp, f.InclusiveMicrosPerOp), OptF2(perOp, f.SelfMicrosPerOp), "", ""}, f.Voluntary, f.Involuntary))
 	}
 	for _, sub := range sum.Subsystems {
-		rows = append(rows, []string{"subsystem", sub.Name, Int(sub.Value), "", F2(sub.Pct), "", "", OptF2(perOp, sub.MicrosPerOp), "", "", ""})
+		rows = append(rows, kind([]string{"subsystem", sub.Name, Int(sub.Value), "", F2(sub.Pct), "", "", OptF2(perOp, sub.MicrosPerOp), "", "", ""},
+			sub.Voluntary, sub.Involuntary))
 	}
 	for _, t := range sum.Subtrees {
 		t.Walk(func(path []string, _ int, nd *diff.Node) {
-			rows = append(rows, []string{"subtree", strings.Join(path, ";"), Int(nd.Value), Int(nd.Self), F2(nd.Pct), "", F2(nd.PctOfRoot),
-				OptF2(perOp, nd.Pct/100*sum.Profile.MicrosPerOp), "", strings.Join(nd.Chain, ";"), OptF2(nd.Chain != nil, nd.EndPct)})
+			row := []string{"subtree", strings.Join(path, ";"), Int(nd.Value), Int(nd.Self), F2(nd.Pct), "", F2(nd.PctOfRoot),
+				OptF2(perOp, nd.Pct/100*pf.PerOp), "", strings.Join(nd.Chain, ";"), OptF2(nd.Chain != nil, nd.EndPct)}
+			if pf.OffCPU {
+				row = append(row, "", "")
+			}
+			rows = append(rows, row)
 		})
 	}
-	return WriteCSV(w, profileCSVHeader, rows)
+	return WriteCSV(w, header, rows)
 }
 
 // ProfileJSON is the JSON of `flamediff report` (JSONReport): figures
@@ -339,12 +402,15 @@ func ProfileJSON(sum *diff.Summary, expl *symbolmap.Explanation, o Options) *JSO
 		Functions:      []JSONFunction{},
 		Warnings:       warnings(o.Warnings),
 	}
+	off := sum.Profile.OffCPU
 	for _, f := range top(sum.Functions, o.Top) {
-		j.Functions = append(j.Functions, JSONFunction{Name: f.Name,
-			JSONShare: shareJSON(f.Inclusive, f.Self, f.InclusivePct, f.SelfPct, f.InclusiveMicrosPerOp, f.SelfMicrosPerOp, perOp)})
+		js := shareJSON(f.Inclusive, f.Self, f.InclusivePct, f.SelfPct, f.InclusiveMicrosPerOp, f.SelfMicrosPerOp, perOp)
+		js.Voluntary, js.Involuntary = int64Ptr(off, f.Voluntary), int64Ptr(off, f.Involuntary)
+		j.Functions = append(j.Functions, JSONFunction{Name: f.Name, JSONShare: js})
 	}
 	for _, sub := range sum.Subsystems {
-		j.Subsystems = append(j.Subsystems, JSONSubsystem{Name: sub.Name, Value: sub.Value, Pct: sub.Pct, MicrosPerOp: ptr(perOp, sub.MicrosPerOp)})
+		j.Subsystems = append(j.Subsystems, JSONSubsystem{Name: sub.Name, Value: sub.Value, Pct: sub.Pct, MicrosPerOp: ptr(perOp, sub.MicrosPerOp),
+			Voluntary: int64Ptr(off, sub.Voluntary), Involuntary: int64Ptr(off, sub.Involuntary)})
 	}
 	for _, t := range sum.Subtrees {
 		js := JSONSubtree{Root: t.Root.Name, Depth: t.Depth, Summary: t.Summary(0)}

@@ -14,7 +14,10 @@ import (
 // ever added. Numbers are not rounded. Percentages are of the profile's
 // total value (samples, or sample periods for perf input) and run from 0 to
 // 100; "pp" are percentage points; "us_per_op" are CPU microseconds per
-// operation (share × cpu_seconds × 1e6 / operations). Fields marked
+// operation (share × cpu_seconds × 1e6 / operations), or, for an off-CPU
+// profile (report and diff --off-cpu), per operation in its "per_op_unit":
+// microseconds off the CPU ("µs/op") or context switches ("cs/op"), share
+// × its total / operations. Fields marked
 // "optional" are left out when the figure is unknown; a ratio that is
 // undefined (the base has none of it) is null.
 //
@@ -22,11 +25,18 @@ import (
 //
 //	profile = {
 //	  "label": string,            // run.json label, else the file name
-//	  "unit": "samples"|"period", // what "total" and every value count
-//	  "count_unit": "samples"|"ns"|"period", // the same, as tables and flame graphs name it:
-//	                              //   ns for period sums of cpu-clock (CPU nanoseconds)
+//	  "unit": "samples"|"period"|"offcpu_us"|"switches", // what "total" and every value count
+//	  "count_unit": "samples"|"ns"|"period"|"us"|"switches", // the same, as tables and flame graphs name it:
+//	                              //   ns for period sums of cpu-clock (CPU nanoseconds),
+//	                              //   us (off the CPU) and switches for off-CPU profiles
+//	  "quantity": string,         // optional, off-CPU only: "off-CPU time" or "context switches"
+//	  "per_op_unit": string,      // optional, off-CPU only: "µs/op" or "cs/op", the unit of
+//	                              //   every *us_per_op field of the document
+//	  "per_op": float,            // optional, off-CPU only: total / operations
+//	  "voluntary": int,           // optional, off-CPU only: the part of total whose stacks end
+//	  "involuntary": int,         //   in [voluntary] (blocked) or [involuntary] (preempted)
 //	  "total": int,               // sum of all stack values
-//	  "cpu_seconds": float,       // optional: process CPU over the window
+//	  "cpu_seconds": float,       // optional: process CPU over the window (of the run, for off-CPU too)
 //	  "operations": int,          // optional: operations in the window
 //	  "window_seconds": float,    // optional
 //	  "cpu_us_per_op": float,     // optional: cpu/o
@@ -45,7 +55,8 @@ import (
 //	    "note": string            // optional: why frames were lost in it ("no .eh_frame")
 //	  }
 //	}
-//	subsystem = {"name": string, "value": int, "pct": float, "us_per_op": float (optional)}
+//	subsystem = {"name": string, "value": int, "pct": float, "us_per_op": float (optional),
+//	             "voluntary": int, "involuntary": int (optional, off-CPU only: value split by kind)}
 //	rewrite = {"original": string, "result": string ("" when elided), "rule": string, "value": int}
 //
 // `flamediff report --format json` prints one object:
@@ -58,7 +69,8 @@ import (
 //	    "name": string,
 //	    "inclusive": int, "self": int,
 //	    "inclusive_pct": float, "self_pct": float,
-//	    "inclusive_us_per_op": float, "self_us_per_op": float  // optional
+//	    "inclusive_us_per_op": float, "self_us_per_op": float, // optional
+//	    "voluntary": int, "involuntary": int  // optional, off-CPU only: inclusive split by kind
 //	  }],
 //	  "subsystems": [subsystem],  // optional (--map with subsystems), map order, sums to 100%
 //	  "subtrees": [{              // one per --root
@@ -94,7 +106,8 @@ import (
 //	  "functions": [{             // sorted by largest |delta_pp|, then name; --top applies
 //	    "name": string,
 //	    "profiles": [{"inclusive": int, "self": int, "inclusive_pct": float, "self_pct": float,
-//	                  "inclusive_us_per_op": float, "self_us_per_op": float}], // per-op optional
+//	                  "inclusive_us_per_op": float, "self_us_per_op": float, // per-op optional
+//	                  "voluntary": int, "involuntary": int}], // optional, off-CPU only
 //	    "delta_pp": [float],      // inclusive_pct(target) - inclusive_pct(base)
 //	    "self_delta_pp": [float],
 //	    "delta_us_per_op": [float], // optional
@@ -103,7 +116,8 @@ import (
 //	  }],
 //	  "subsystems": [{            // optional; sorted like functions
 //	    "name": string,
-//	    "profiles": [{"value": int, "pct": float, "us_per_op": float}], // us_per_op optional
+//	    "profiles": [{"value": int, "pct": float, "us_per_op": float, // us_per_op optional
+//	                  "voluntary": int, "involuntary": int}],        // optional, off-CPU only
 //	    "delta_pp": [float], "delta_us_per_op": [float] (optional), "ratio": [float|null]
 //	  }],
 //	  "subtrees": [{
@@ -118,6 +132,7 @@ import (
 //	  }],
 //	  "attribution": [{           // optional: per target, with per-op figures and subsystems
 //	    "base": string, "target": string,
+//	    "quantity": string, "unit": string, // optional, off-CPU only: as the profiles' quantity and per_op_unit
 //	    "base_us_per_op": float, "target_us_per_op": float,
 //	    "delta_us_per_op": float, // rounded to 0.01
 //	    "parts": [{"subsystem": string, "delta_us_per_op": float}], // add up exactly to delta_us_per_op (in 0.01 units)
@@ -150,6 +165,11 @@ type JSONProfile struct {
 	Label            string            `json:"label"`
 	Unit             string            `json:"unit"`
 	CountUnit        string            `json:"count_unit"`
+	Quantity         string            `json:"quantity,omitempty"`
+	PerOpUnit        string            `json:"per_op_unit,omitempty"`
+	PerOp            *float64          `json:"per_op,omitempty"`
+	Voluntary        *int64            `json:"voluntary,omitempty"`
+	Involuntary      *int64            `json:"involuntary,omitempty"`
 	Total            int64             `json:"total"`
 	CPUSeconds       *float64          `json:"cpu_seconds,omitempty"`
 	Operations       *int64            `json:"operations,omitempty"`
@@ -181,9 +201,16 @@ func profileJSON(s *diff.Summary) JSONProfile {
 	j := JSONProfile{Label: f.Label, Unit: f.Unit, CountUnit: f.CountUnit, Total: f.Total}
 	if f.HasPerOp {
 		ops := f.Operations
-		j.CPUSeconds = &f.CPUSeconds
 		j.Operations = &ops
+	}
+	if f.HasCPU {
+		j.CPUSeconds = &f.CPUSeconds
 		j.CPUMicrosPerOp = ptr(true, f.MicrosPerOp)
+	}
+	if f.OffCPU {
+		j.Quantity, j.PerOpUnit = f.Quantity, f.PerOpUnit
+		j.PerOp = ptr(f.HasPerOp, f.PerOp)
+		j.Voluntary, j.Involuntary = int64Ptr(true, f.Voluntary), int64Ptr(true, f.Involuntary)
 	}
 	j.WindowSeconds = ptr(f.WindowSeconds > 0, f.WindowSeconds)
 	j.CtxSwitchesPerOp = ptr(f.HasCtxSwitches, f.CtxSwitchesPerOp)
@@ -215,6 +242,8 @@ type JSONSubsystem struct {
 	Value       int64    `json:"value"`
 	Pct         float64  `json:"pct"`
 	MicrosPerOp *float64 `json:"us_per_op,omitempty"`
+	Voluntary   *int64   `json:"voluntary,omitempty"`
+	Involuntary *int64   `json:"involuntary,omitempty"`
 }
 
 // JSONNode is one row of a report's subtree breakdown.
@@ -279,6 +308,8 @@ type JSONShare struct {
 	SelfPct              float64  `json:"self_pct"`
 	InclusiveMicrosPerOp *float64 `json:"inclusive_us_per_op,omitempty"`
 	SelfMicrosPerOp      *float64 `json:"self_us_per_op,omitempty"`
+	Voluntary            *int64   `json:"voluntary,omitempty"`
+	Involuntary          *int64   `json:"involuntary,omitempty"`
 }
 
 // shareJSON is one function's figures; the per-op ones only with perOp.
@@ -303,6 +334,8 @@ type JSONSubsystemValue struct {
 	Value       int64    `json:"value"`
 	Pct         float64  `json:"pct"`
 	MicrosPerOp *float64 `json:"us_per_op,omitempty"`
+	Voluntary   *int64   `json:"voluntary,omitempty"`
+	Involuntary *int64   `json:"involuntary,omitempty"`
 }
 
 // JSONSubsystemDiff is one subsystem of a diff.
@@ -351,6 +384,8 @@ type JSONPart struct {
 type JSONAttribution struct {
 	Base              string     `json:"base"`
 	Target            string     `json:"target"`
+	Quantity          string     `json:"quantity,omitempty"`
+	Unit              string     `json:"unit,omitempty"`
 	BaseMicrosPerOp   float64    `json:"base_us_per_op"`
 	TargetMicrosPerOp float64    `json:"target_us_per_op"`
 	DeltaMicrosPerOp  float64    `json:"delta_us_per_op"`

@@ -68,7 +68,7 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, paths, opts.Labels, opts.parseOptions())
+	in, err := input.ReadSet(ctx, opts.loader(s, opts.Load), m, paths, opts.Labels, opts.parseOptions())
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,16 @@ import (
 // gives one, else input.Loader on the command's stdin, which warns of
 // skipped lines on stderr.
 func loader(s *streams, load input.LoadFunc) input.LoadFunc {
+	return loaderOf(s, load, "")
+}
+
+// loaderOf is loader reading off-CPU profiles of kind offCPU ("": on-CPU;
+// input.Loader.OffCPU).
+func loaderOf(s *streams, load input.LoadFunc, offCPU string) input.LoadFunc {
 	if load != nil {
 		return load
 	}
-	l := &input.Loader{Stdin: s.In, Warn: func(w input.Skipped) {
+	l := &input.Loader{Stdin: s.In, OffCPU: offCPU, Warn: func(w input.Skipped) {
 		fmt.Fprintf(s.ErrOut, "flamediff: warning: %s; --strict makes this an error\n", w)
 	}}
 	return func(arg string, opts fold.ParseOptions) (*fold.Profile, error) {

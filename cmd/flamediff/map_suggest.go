@@ -95,7 +95,7 @@ func runMapSuggest(ctx context.Context, opts *mapSuggestOptions) error {
 	if err != nil {
 		return err
 	}
-	raw, err := input.Read(ctx, loader(s, opts.Load), []string{opts.Base, opts.Target}, opts.parseOptions())
+	raw, err := input.Read(ctx, opts.loader(s, opts.Load), []string{opts.Base, opts.Target}, opts.parseOptions())
 	if err != nil {
 		return err
 	}

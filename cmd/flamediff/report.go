@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,7 +26,30 @@ type inputFlags struct {
 	InputFormat string
 	// Labels are --label's, one per profile argument (or none).
 	Labels []string
+	// OffCPU is --off-cpu: "" (on-CPU), input.OffCPUTime or
+	// input.OffCPUSwitches.
+	OffCPU offCPUFlag
 }
+
+// offCPUFlag is --off-cpu[=time|switches]: a value checked as it is
+// parsed (a usage error), "time" when the flag is given bare.
+type offCPUFlag string
+
+func (f *offCPUFlag) String() string { return string(*f) }
+
+// Type is "": the help shows "--off-cpu[=time]" and names both values.
+func (f *offCPUFlag) Type() string { return "" }
+
+func (f *offCPUFlag) Set(v string) error {
+	if !slices.Contains(input.OffCPUKinds, v) {
+		return fmt.Errorf("want %s", cli.OrList(input.OffCPUKinds))
+	}
+	*f = offCPUFlag(v)
+	return nil
+}
+
+// offCPUHelp is --off-cpu's help.
+const offCPUHelp = "read off-CPU profiles, as record --off-cpu writes them: a run directory's offcpu.folded (--off-cpu or --off-cpu=time: microseconds off the CPU) or offcpu-switches.folded (--off-cpu=switches: context switches); figures per operation in µs/op off the CPU or cs/op, voluntary and involuntary switches apart. A file named offcpu*.folded is read as one without it"
 
 // registerInput adds the input flags; mapHelp and outputHelp are --map's
 // and --output's help.
@@ -33,8 +58,17 @@ func (in *inputFlags) registerInput(cmd *cobra.Command, mapHelp, outputHelp stri
 	f.StringVar(&in.MapFile, "map", "", mapHelp)
 	f.StringVarP(&in.Output, "output", "o", "", outputHelp)
 	f.BoolVar(&in.Strict, "strict", false, "fail on input lines that cannot be parsed instead of skipping them")
-	cli.EnumFlag(cmd, &in.InputFormat, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded and run.json", inputFormats...)
+	cli.EnumFlag(cmd, &in.InputFormat, "input-format", fold.FormatAuto, "format of file inputs: auto (detected), perf, folded or pprof; run directories are always stacks.folded (with --off-cpu, offcpu.folded or offcpu-switches.folded) and run.json", inputFormats...)
 	cmd.Flags().StringArrayVar(&in.Labels, "label", nil, labelHelp)
+	f.Var(&in.OffCPU, "off-cpu", offCPUHelp)
+	f.Lookup("off-cpu").NoOptDefVal = input.OffCPUTime
+	_ = cmd.RegisterFlagCompletionFunc("off-cpu", cli.FixedCompletion(input.OffCPUKinds...))
+}
+
+// loader is how the command reads its profile arguments (loader), off-CPU
+// profiles with --off-cpu.
+func (in *inputFlags) loader(s *streams, load input.LoadFunc) input.LoadFunc {
+	return loaderOf(s, load, string(in.OffCPU))
 }
 
 // parseOptions are the options for reading the profile arguments.
@@ -148,7 +182,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
-	in, err := input.ReadSet(ctx, loader(s, opts.Load), m, []string{opts.Profile}, opts.Labels, opts.parseOptions())
+	in, err := input.ReadSet(ctx, opts.loader(s, opts.Load), m, []string{opts.Profile}, opts.Labels, opts.parseOptions())
 	if err != nil {
 		return err
 	}

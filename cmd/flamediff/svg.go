@@ -161,7 +161,7 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 	if g.Colors == string(flamegraph.PaletteSubsystem) && !m.HasSubsystems() {
 		return nil, cli.UsageError("--colors subsystem: symbol map %s defines no subsystems; add a subsystems: section or choose --colors hot", g.MapFile)
 	}
-	in, err := input.ReadSet(ctx, loader(s, load), m, paths, g.Labels, g.parseOptions())
+	in, err := input.ReadSet(ctx, g.loader(s, load), m, paths, g.Labels, g.parseOptions())
 	if err != nil {
 		return nil, err
 	}
