@@ -5,6 +5,13 @@
 // fragment), and a self-contained HTML page that holds such an SVG beside
 // report tables.
 //
+// Off-CPU profiles (fold.Profile.IsOffCPU: microseconds off the CPU, or
+// context switches) are drawn in the blue io palette by default
+// (DefaultPalette), with teal voluntary and amber involuntary leaves,
+// titles and tooltips worded by their quantity and per-op figures in their
+// own unit (Graph.Quantity, Graph.PerOpUnit); a differential graph of two
+// profiles of different quantities is refused (ErrMixedUnits).
+//
 // Layout is apart from drawing: Layout and LayoutDiff turn profiles into a
 // Graph (frames with positions in the profile's own units and, for a
 // differential graph, each frame's figures in both profiles); Graph.WriteSVG

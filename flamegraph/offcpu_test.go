@@ -15,7 +15,9 @@ import (
 // vio_read's 600 of it (6.00 µs/op); switches is 50 switches over the same
 // 100 operations (0.50 cs/op); base and target are switch profiles of two
 // versions: base 50 switches over 100 operations (0.50 cs/op), target 80
-// over 200 (0.40 cs/op).
+// over 200 (0.40 cs/op). Their runs' CPU per operation (100 and 50 µs/op)
+// is none of these figures, so a graph that took CPU per op for an
+// off-CPU profile's fails the tests.
 func offCPUProfiles(t testing.TB) (time, switches, base, target *fold.Profile) {
 	stacks := func(vio, commit, update, purge int) []string {
 		return []string{
