@@ -325,6 +325,123 @@ func TestBrowser(t *testing.T) {
 			t.Error("zoom does not work in the HTML page")
 		}
 	})
+
+	t.Run("off-CPU graph", func(t *testing.T) {
+		time, _, base, target := offCPUProfiles(t)
+		og, err := Layout(time, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		err = WritePage(&b, Page{Title: "Off-CPU time of 10.5", Graph: og})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "offcpu.html")
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate((&url.URL{Scheme: "file", Path: p}).String()), chromedp.WaitVisible(chromedp.CSS(".frames"))); err != nil {
+			t.Fatal(err)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll(".frames > g").length`); n != len(og.Frames) {
+			t.Errorf("%d frames drawn, want %d", n, len(og.Frames))
+		}
+		if got := eval[string](t, ctx, `document.querySelector("text.title").textContent`); got != "Off-CPU Time Flame Graph" {
+			t.Errorf("title %q", got)
+		}
+		if got := eval[string](t, ctx, `document.querySelector("text.subtitle").textContent`); got != "10.5: 1,200 µs off the CPU, 12.00 µs/op" {
+			t.Errorf("total line %q, want 1,200 µs over 100 operations", got)
+		}
+		legend := eval[[]string](t, ctx, `Array.from(document.querySelectorAll(".legend > g"), g => getComputedStyle(g.querySelector("rect")).fill + " " + g.textContent)`)
+		if want := []string{"rgb(0, 150, 136) [voluntary] blocked", "rgb(255, 179, 0) [involuntary] preempted"}; fmt.Sprint(legend) != fmt.Sprint(want) {
+			t.Errorf("legend %q, want %q", legend, want)
+		}
+		fills := eval[[]string](t, ctx, `Array.from(document.querySelectorAll(".frames > g"), g => g.querySelector("title").textContent.split("\n")[0] + " " + getComputedStyle(g.querySelector("rect")).fill)`)
+		kinds := 0
+		for _, f := range fills {
+			name, fill, _ := strings.Cut(f, " ")
+			var want string
+			switch name {
+			case "[voluntary]":
+				want = "rgb(0, 150, 136)"
+			case "[involuntary]":
+				want = "rgb(255, 179, 0)"
+			default:
+				var r, gg, bb int
+				if _, err := fmt.Sscanf(fill, "rgb(%d, %d, %d)", &r, &gg, &bb); err != nil || r != gg || bb < 190 {
+					t.Errorf("%s is filled %s, want the io palette's blue", name, fill)
+				}
+				continue
+			}
+			kinds++
+			if fill != want {
+				t.Errorf("%s is filled %s, want %s", name, fill, want)
+			}
+		}
+		if kinds != 4 {
+			t.Errorf("%d switch-kind leaves drawn, want 4 (3 voluntary, 1 involuntary)", kinds)
+		}
+		r := frameRect(t, ctx, indexOf(t, og, "vio_read"))
+		if err := chromedp.Do(ctx, chromedp.MouseEvent("mouseMoved", r.X, r.Y)); err != nil {
+			t.Fatal(err)
+		}
+		// 600 of 1,200 µs, 100 operations.
+		if got := eval[string](t, ctx, `document.querySelector(".details").textContent`); got != "vio_read · 600 us, 50.00% of off-CPU time, 6.00 µs/op" {
+			t.Errorf("details after hovering vio_read: %q", got)
+		}
+		// The voluntary leaves hold 600+400+150 of 1,200 µs.
+		if ok := eval[bool](t, ctx, `document.querySelector("svg").flamegraph.search("^\\[voluntary\\]$")`); !ok {
+			t.Fatal("search refused the expression")
+		}
+		if got := eval[string](t, ctx, `document.querySelector(".matched").textContent`); got != "Matched: 95.83% (3 frames)" {
+			t.Errorf("match text %q, want 95.83%% (1,150 of 1,200 µs) in 3 frames", got)
+		}
+		shot(t, ctx, "offcpu.png")
+
+		dg, err := LayoutDiff(base, target, Options{Normalize: NormalizePerOp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset()
+		if err := dg.WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		p = filepath.Join(dir, "offcpu-diff.svg")
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate((&url.URL{Scheme: "file", Path: p}).String()), chromedp.WaitVisible(chromedp.CSS(".frames"))); err != nil {
+			t.Fatal(err)
+		}
+		// Per op: mysql_update 0.05 → 0.10 cs/op grew, os_event_wait 0.15 →
+		// 0.05 shrank, vio_read 0.20 → 0.20 unchanged.
+		for name, want := range map[string]string{"mysql_update": "red", "os_event_wait": "blue", "vio_read": "unchanged"} {
+			fill := eval[string](t, ctx, fmt.Sprintf(`getComputedStyle(document.querySelectorAll(".frames > g")[%d].querySelector("rect")).fill`, indexOf(t, dg, name)))
+			var r, gg, bb int
+			if _, err := fmt.Sscanf(fill, "rgb(%d, %d, %d)", &r, &gg, &bb); err != nil {
+				t.Fatalf("fill %q: %v", fill, err)
+			}
+			got := "unchanged"
+			switch {
+			case r > bb:
+				got = "red"
+			case bb > r:
+				got = "blue"
+			}
+			if got != want {
+				t.Errorf("%s is filled %s (%s), want %s", name, fill, got, want)
+			}
+		}
+		r = frameRect(t, ctx, indexOf(t, dg, "os_event_wait"))
+		if err := chromedp.Do(ctx, chromedp.MouseEvent("mouseMoved", r.X, r.Y)); err != nil {
+			t.Fatal(err)
+		}
+		if got := eval[string](t, ctx, `document.querySelector(".details").textContent`); !strings.Contains(got, "10.5 (base): 0.15 cs/op, 30.00%, 15 switches · 10.11 (target): 0.05 cs/op, 12.50%, 10 switches · change: -0.10 cs/op (-66.7%)") {
+			t.Errorf("details after hovering os_event_wait: %q", got)
+		}
+		shot(t, ctx, "offcpu-diff.png")
+	})
 }
 
 // jsEncode is encodeURIComponent, for comparing fragments.

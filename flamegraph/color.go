@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"math"
 	"strconv"
+
+	"github.com/flamediff/flamediff/fold"
 )
 
 // rgb is a colour.
@@ -105,10 +107,62 @@ func diffColor(delta, maxDelta, minDelta float64) rgb {
 	return rgb{light, light, 255}
 }
 
+// Colours of the leaves of a single off-CPU graph that say how the thread
+// left the CPU: teal when it blocked (fold.OffCPUVoluntary), amber when it
+// was preempted (fold.OffCPUInvoluntary). Both stand apart from the blues
+// of PaletteIO and from the differential graph's red and blue.
+var (
+	voluntaryColor   = rgb{0, 150, 136}
+	involuntaryColor = rgb{255, 179, 0}
+)
+
+// switchColor returns the colour of a frame that names the kind of a
+// context switch in a single off-CPU graph, and whether it is one.
+func (g *Graph) switchColor(name string) (rgb, bool) {
+	if g.Diff || !g.offCPU {
+		return rgb{}, false
+	}
+	switch name {
+	case fold.OffCPUVoluntary:
+		return voluntaryColor, true
+	case fold.OffCPUInvoluntary:
+		return involuntaryColor, true
+	}
+	return rgb{}, false
+}
+
+// switchSwatches returns the legend of the switch kinds drawn in a single
+// off-CPU graph: one swatch for each kind that has a frame.
+func (g *Graph) switchSwatches() []swatch {
+	if g.Diff || !g.offCPU {
+		return nil
+	}
+	var vol, invol bool
+	for i := range g.Frames {
+		switch g.Frames[i].Name {
+		case fold.OffCPUVoluntary:
+			vol = true
+		case fold.OffCPUInvoluntary:
+			invol = true
+		}
+	}
+	var sw []swatch
+	if vol {
+		sw = append(sw, swatch{name: fold.OffCPUVoluntary + " blocked", color: voluntaryColor})
+	}
+	if invol {
+		sw = append(sw, swatch{name: fold.OffCPUInvoluntary + " preempted", color: involuntaryColor})
+	}
+	return sw
+}
+
 // color returns the fill of frame f.
 func (g *Graph) color(f *Frame) rgb {
 	if g.Diff {
 		return diffColor(f.Diff.Delta, g.MaxDelta, g.opts.MinDelta)
+	}
+	if c, ok := g.switchColor(f.Name); ok {
+		return c
 	}
 	seed := g.seed(f)
 	if g.opts.Palette == PaletteSubsystem {

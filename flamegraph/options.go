@@ -33,11 +33,26 @@ func ParseMinWidth(s string) (px, percent float64, err error) {
 
 // AutoNormalize is how a differential graph of base and target compares
 // them when the data decides: NormalizePerOp when both profiles have
-// per-op figures (run metadata with CPU seconds and operations), else
+// per-op figures (fold.Profile.PerOp: run metadata with CPU seconds and
+// operations, or operations alone for an off-CPU profile), else
 // NormalizeShare.
 func AutoNormalize(base, target *fold.Profile) Normalize {
-	if base.Meta.HasPerOp() && target.Meta.HasPerOp() {
+	_, b := base.PerOp()
+	_, t := target.PerOp()
+	if b && t {
 		return NormalizePerOp
 	}
 	return NormalizeShare
+}
+
+// DefaultPalette is the palette a single graph of p gets when
+// Options.Palette is empty: PaletteIO, blue and cold, for an off-CPU
+// profile (fold.Profile.IsOffCPU), as off-CPU flame graphs are customarily
+// drawn so that they are not taken for CPU; PaletteHot otherwise. A command
+// passes it, or leaves Palette empty, when the user chose no palette.
+func DefaultPalette(p *fold.Profile) Palette {
+	if p.IsOffCPU() {
+		return PaletteIO
+	}
+	return PaletteHot
 }

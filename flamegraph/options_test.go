@@ -43,18 +43,25 @@ func TestParseMinWidth(t *testing.T) {
 func TestAutoNormalize(t *testing.T) {
 	perOp := &fold.Meta{CPUSecondsTotal: 1, Operations: 100}
 	noOps := &fold.Meta{CPUSecondsTotal: 1}
+	opsOnly := &fold.Meta{Operations: 100}
 	tests := []struct {
 		name         string
+		unit         string
 		base, target *fold.Meta
 		want         Normalize
 	}{
-		{"both per-op", perOp, perOp, NormalizePerOp},
-		{"base without operations", noOps, perOp, NormalizeShare},
-		{"target without metadata", perOp, nil, NormalizeShare},
-		{"neither", nil, nil, NormalizeShare},
+		{"both per-op", "", perOp, perOp, NormalizePerOp},
+		{"base without operations", "", noOps, perOp, NormalizeShare},
+		{"target without metadata", "", perOp, nil, NormalizeShare},
+		{"neither", "", nil, nil, NormalizeShare},
+		{"on-CPU without CPU seconds", "", opsOnly, opsOnly, NormalizeShare},
+		// An off-CPU profile's per-op figure is its total over the operations.
+		{"off-CPU with operations only", fold.UnitSwitches, opsOnly, opsOnly, NormalizePerOp},
+		{"off-CPU without operations", fold.UnitOffCPUMicros, noOps, opsOnly, NormalizeShare},
 	}
 	for _, tc := range tests {
-		base, target := &fold.Profile{Meta: tc.base}, &fold.Profile{Meta: tc.target}
+		base := &fold.Profile{Meta: tc.base, Unit: tc.unit, Stacks: []fold.Stack{{Frames: []string{"a"}, Value: 1}}}
+		target := &fold.Profile{Meta: tc.target, Unit: tc.unit, Stacks: []fold.Stack{{Frames: []string{"a"}, Value: 1}}}
 		if got := AutoNormalize(base, target); got != tc.want {
 			t.Errorf("%s: AutoNormalize = %q, want %q", tc.name, got, tc.want)
 		}

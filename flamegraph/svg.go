@@ -107,18 +107,54 @@ func (ge *geometry) frameY(d int) float64 {
 	return ge.bottom - float64(d+1)*ge.fh
 }
 
-// Title returns the graph's title: Options.Title, else the default.
+// Title returns the graph's title: Options.Title, else the default, which
+// names an off-CPU graph's quantity: "Off-CPU Time Flame Graph", "Context
+// Switches Icicle Graph", "Differential Off-CPU Time Flame Graph".
 func (g *Graph) Title() string {
 	if g.opts.Title != "" {
 		return g.opts.Title
 	}
+	t := "Flame Graph"
+	if g.opts.Inverted && !g.Diff {
+		t = "Icicle Graph"
+	}
+	switch g.Quantity {
+	case quantityOffCPUTime:
+		t = "Off-CPU Time " + t
+	case quantitySwitches:
+		t = "Context Switches " + t
+	}
 	if g.Diff {
-		return "Differential Flame Graph"
+		t = "Differential " + t
 	}
-	if g.opts.Inverted {
-		return "Icicle Graph"
+	return t
+}
+
+// The quantities of off-CPU profiles, as fold.Profile.Quantity names them.
+const (
+	quantityOffCPUTime = "off-CPU time"
+	quantitySwitches   = "context switches"
+)
+
+// perOpName names the per-op figure in the note: "CPU µs/op", "off-CPU
+// µs/op" or "context switches per op, cs/op".
+func (g *Graph) perOpName() string {
+	switch g.Quantity {
+	case quantityOffCPUTime:
+		return "off-CPU " + g.PerOpUnit
+	case quantitySwitches:
+		return "context switches per op, " + g.PerOpUnit
 	}
-	return "Flame Graph"
+	return "CPU " + g.PerOpUnit
+}
+
+// counted names what a profile's counts add up, for the note and
+// tooltips: "samples", "off-CPU time" or "context switches".
+func (g *Graph) counted() string {
+	if g.offCPU {
+		return g.Quantity
+	}
+	return "samples"
 }
 
 // Note returns the sentence saying how a differential graph compares and
@@ -130,13 +166,20 @@ func (g *Graph) Note() string {
 	o := g.opts
 	var b strings.Builder
 	if g.Normalize == NormalizePerOp {
-		fmt.Fprintf(&b, "normalized per operation: CPU µs/op (%s %s, %s %s)",
-			g.BaseLabel, f2(g.BaseMicrosPerOp), g.TargetLabel, f2(g.TargetMicrosPerOp))
+		fmt.Fprintf(&b, "normalized per operation: %s (%s %s, %s %s)",
+			g.perOpName(), g.BaseLabel, f2(g.BasePerOp), g.TargetLabel, f2(g.TargetPerOp))
 	} else {
-		b.WriteString("normalized by share: % of all samples, changes in percentage points (pp)")
+		fmt.Fprintf(&b, "normalized by share: %% of all %s, changes in percentage points (pp)", g.counted())
 	}
 	if o.ColorBy == ColorBySelf {
-		b.WriteString("; colour: change of the frame's own samples")
+		own := "samples"
+		switch g.Quantity {
+		case quantityOffCPUTime:
+			own = "time"
+		case quantitySwitches:
+			own = "switches"
+		}
+		b.WriteString("; colour: change of the frame's own " + own)
 	} else {
 		b.WriteString("; colour: change of the frame's whole subtree")
 	}
@@ -151,9 +194,33 @@ func (g *Graph) Note() string {
 	return b.String()
 }
 
+// TotalNote returns, for a single off-CPU graph, the sentence giving its
+// total and, with run metadata, the total per operation (drawn under the
+// subtitle): "10.5: 1,200 µs off the CPU, 12.00 µs/op" or "10.5: 50
+// context switches, 0.50 cs/op". It is "" for any other graph.
+func (g *Graph) TotalNote() string {
+	if g.Diff || !g.offCPU {
+		return ""
+	}
+	var b strings.Builder
+	if g.TargetLabel != "" {
+		b.WriteString(g.TargetLabel + ": ")
+	}
+	b.WriteString(thousands(g.TargetTotal))
+	if g.Quantity == quantitySwitches {
+		b.WriteString(" context switches")
+	} else {
+		b.WriteString(" µs off the CPU")
+	}
+	if g.TargetPerOp > 0 {
+		fmt.Fprintf(&b, ", %s %s", f2(g.TargetPerOp), g.PerOpUnit)
+	}
+	return b.String()
+}
+
 func (g *Graph) deltaUnit() string {
 	if g.Normalize == NormalizePerOp {
-		return "µs/op"
+		return g.PerOpUnit
 	}
 	return "pp"
 }
@@ -167,6 +234,9 @@ func (g *Graph) headLines() []headLine {
 	}
 	if sub != "" {
 		lines = append(lines, headLine{text: sub})
+	}
+	if n := g.TotalNote(); n != "" {
+		lines = append(lines, headLine{text: n})
 	}
 	if n := g.CutNote(); n != "" {
 		lines = append(lines, headLine{text: n})
@@ -183,11 +253,14 @@ func (g *Graph) headLines() []headLine {
 			{name: "unchanged", color: unchangedColor},
 			{name: only, color: unchangedColor, mark: true},
 		}})
-	} else if o.Palette == PaletteSubsystem {
+	} else {
 		var sw []swatch
-		for _, s := range o.Subsystems {
-			sw = append(sw, swatch{name: s, color: g.subsystemColor(s, "")})
+		if o.Palette == PaletteSubsystem {
+			for _, s := range o.Subsystems {
+				sw = append(sw, swatch{name: s, color: g.subsystemColor(s, "")})
+			}
 		}
+		sw = append(sw, g.switchSwatches()...)
 		if len(sw) > 0 {
 			lines = append(lines, headLine{legend: sw})
 		}
@@ -370,8 +443,11 @@ func (g *Graph) tooltip(f *Frame, name string) string {
 	count := Clean(o.CountName)
 	if !g.Diff {
 		fmt.Fprintf(&b, "\n%s %s, %s%%", thousands(f.Value), count, f2(pct(f.Value, g.Total)))
-		if g.TargetMicrosPerOp > 0 {
-			fmt.Fprintf(&b, ", %s µs/op", f2(pct(f.Value, g.Total)/100*g.TargetMicrosPerOp))
+		if g.offCPU {
+			fmt.Fprintf(&b, " of %s", g.Quantity)
+		}
+		if g.TargetPerOp > 0 {
+			fmt.Fprintf(&b, ", %s %s", f2(pct(f.Value, g.Total)/100*g.TargetPerOp), g.PerOpUnit)
 		}
 		if f.Depth > 0 && f.Self > 0 {
 			fmt.Fprintf(&b, "\nself: %s%%", f2(pct(f.Self, g.Total)))
@@ -384,8 +460,9 @@ func (g *Graph) tooltip(f *Frame, name string) string {
 	d := f.Diff
 	bl, tl := Clean(g.BaseLabel), Clean(g.TargetLabel)
 	if g.Normalize == NormalizePerOp {
-		fmt.Fprintf(&b, "\n%s (base): %s µs/op, %s%%, %s %s", bl, f2(d.BaseFig), f2(pct(d.Base, g.BaseTotal)), thousands(d.Base), count)
-		fmt.Fprintf(&b, "\n%s (target): %s µs/op, %s%%, %s %s", tl, f2(d.TargetFig), f2(pct(d.Target, g.TargetTotal)), thousands(d.Target), count)
+		u := g.PerOpUnit
+		fmt.Fprintf(&b, "\n%s (base): %s %s, %s%%, %s %s", bl, f2(d.BaseFig), u, f2(pct(d.Base, g.BaseTotal)), thousands(d.Base), count)
+		fmt.Fprintf(&b, "\n%s (target): %s %s, %s%%, %s %s", tl, f2(d.TargetFig), u, f2(pct(d.Target, g.TargetTotal)), thousands(d.Target), count)
 	} else {
 		fmt.Fprintf(&b, "\n%s (base): %s%%, %s %s", bl, f2(d.BaseFig), thousands(d.Base), count)
 		fmt.Fprintf(&b, "\n%s (target): %s%%, %s %s", tl, f2(d.TargetFig), thousands(d.Target), count)
