@@ -58,7 +58,7 @@ func (g *graphFlags) register(cmd *cobra.Command) {
 	for i, p := range flamegraph.Palettes {
 		palettes[i] = string(p)
 	}
-	cli.EnumFlag(cmd, &g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+strings.Join(palettes, ", ")+" (subsystem needs --map with subsystems)", palettes...)
+	cli.EnumFlag(cmd, &g.Colors, "colors", string(flamegraph.PaletteHot), "palette of a single graph: "+strings.Join(palettes, ", ")+" (subsystem needs --map with subsystems); default hot, or io for an off-CPU profile", palettes...)
 	f.BoolVar(&g.Hash, "hash", false, "colour by name: every frame of a function gets the same colour")
 	f.StringVar(&g.CountName, "countname", "", "what values count, in tooltips (default: samples, or ns for perf period sums of cpu-clock)")
 	f.BoolVar(&g.Reverse, "reverse", false, "reverse every stack (leaf first): a flame graph of callers")
@@ -172,11 +172,16 @@ func readGraphInput(ctx context.Context, s *streams, load input.LoadFunc, paths 
 
 // layout lays out the graph the flags ask for.
 func (g *graphFlags) layout(in *input.Set) (*flamegraph.Graph, error) {
+	// Without --colors the profile chooses: hot, io for off-CPU.
+	palette := flamegraph.Palette(g.Colors)
+	if g.changed != nil && !g.changed("colors") {
+		palette = ""
+	}
 	gr, err := in.Graph(flamegraph.Options{
 		Title: g.Title, Subtitle: g.Subtitle,
 		Width: g.Width, FrameHeight: g.Height,
 		MinWidth: g.minWidthPx, MinWidthPercent: g.minWidthPct,
-		Palette: flamegraph.Palette(g.Colors), Hash: g.Hash,
+		Palette: palette, Hash: g.Hash,
 		CountName: g.CountName, Reverse: g.Reverse, Inverted: g.Inverted,
 		ColorBy: flamegraph.ColorBy(g.ColorBy), MinDelta: g.MinDelta, Negate: g.Negate,
 	}, g.Diff, g.Normalize)
