@@ -57,6 +57,7 @@ func TestCheckOffCPU(t *testing.T) {
 		if !errors.Is(err, ErrPermission) {
 			t.Fatalf("CheckOffCPU() as uid %d = %v; want an error wrapping ErrPermission", os.Geteuid(), err)
 		}
+		t.Logf("as uid %d: %v", os.Geteuid(), err)
 		return
 	}
 	var uname unix.Utsname
@@ -121,6 +122,7 @@ func TestCheckOffCPUWithoutPrivileges(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestCheckOffCPU") {
 		t.Fatalf("TestCheckOffCPU as nobody: %v\n%s", err, out)
 	}
+	t.Logf("%s", out)
 }
 
 // BenchmarkOffCPUSwitch measures what the off-CPU program costs per
