@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test quick generate docs bench bench-overhead bench-fidelity bench-svg demo fuzz lint fmt ci
+.PHONY: help build test quick generate docs bench bench-overhead bench-overhead-offcpu bench-fidelity bench-svg demo fuzz lint fmt ci
 
 help:
-	@echo "targets: demo build test quick bench bench-overhead bench-fidelity bench-svg fuzz lint fmt generate docs ci"
+	@echo "targets: demo build test quick bench bench-overhead bench-overhead-offcpu bench-fidelity bench-svg fuzz lint fmt generate docs ci"
 
 build:
 	$(GO) build -buildvcs=true -o $(BIN) ./cmd/flamediff
@@ -36,11 +36,26 @@ bench:
 
 # Capture overhead: sysbench QPS on a real MariaDB without sampling and with
 # perf and the BPF sampler (per-thread and per-CPU events) at 99 and 999 Hz,
-# interleaved rounds, median ratios and sampled/accounted CPU. Needs root,
+# with and without the off-CPU program (#19), interleaved rounds, median
+# ratios and sampled/accounted CPU; then the off-CPU program's run time per
+# context switch without a server (BenchmarkOffCPUSwitch). Needs root,
 # mariadb-server, sysbench and linux-perf. FLAMEDIFF_BENCH_PAIRS,
-# FLAMEDIFF_BENCH_SECONDS and FLAMEDIFF_BENCH_TEST tune it.
+# FLAMEDIFF_BENCH_SECONDS, FLAMEDIFF_BENCH_TEST and FLAMEDIFF_BENCH_CONFIGS
+# tune it. Measure on a quiet machine (flock /tmp/flamediff-quiet.lock make ...).
 bench-overhead:
 	$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m
+	$(GO) test ./bpf -run '^$$' -bench OffCPUSwitch -benchtime 20000x
+
+# The off-CPU program's overhead alone: point-select and update-nonindex,
+# the BPF sampler at 99 Hz with and without it (user stacks, then kernel
+# stacks too as in the lab), then BenchmarkOffCPUSwitch.
+OFFCPU_CONFIGS = bpf-99Hz,bpf-offcpu-99Hz,bpf-k-99Hz,bpf-k-offcpu-99Hz
+bench-overhead-offcpu:
+	for t in oltp_point_select oltp_update_non_index; do \
+		FLAMEDIFF_BENCH_TEST=$$t FLAMEDIFF_BENCH_CONFIGS=$(OFFCPU_CONFIGS) \
+			$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m || exit 1; \
+	done
+	$(GO) test ./bpf -run '^$$' -bench OffCPUSwitch -benchtime 20000x
 
 # Sampled against true CPU per function (internal/cputruth): each
 # sampler's shares and sampled/accounted CPU on programs whose CPU per

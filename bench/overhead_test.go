@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/capture"
 	"github.com/flamediff/flamediff/internal/mariadbtest"
@@ -102,7 +104,13 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"},
 		// Sampling fidelity (#15): the switch fix's sched_switch program.
 		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true},
-		{name: "bpf-a-fix-99Hz", freq: 99, all: true, bpf: true, switchFix: true}, {name: "bpf-a-fix-499Hz", freq: 499, all: true, bpf: true, switchFix: true}}
+		{name: "bpf-a-fix-99Hz", freq: 99, all: true, bpf: true, switchFix: true}, {name: "bpf-a-fix-499Hz", freq: 499, all: true, bpf: true, switchFix: true},
+		// Off-CPU profiles (#19): the sampler with and without the
+		// off-CPU program on sched_switch, without and with kernel
+		// stacks (the lab's setting).
+		{name: "bpf-offcpu-99Hz", freq: 99, bpf: true, offCPU: true, base: "bpf-99Hz"},
+		{name: "bpf-k-99Hz", freq: 99, bpf: true, kernel: true},
+		{name: "bpf-k-offcpu-99Hz", freq: 99, bpf: true, kernel: true, offCPU: true, base: "bpf-k-99Hz"}}
 	configs := pick(all, os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).
@@ -123,8 +131,8 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 				}
 				qps[c.name] = append(qps[c.name], q)
 				costs[c.name] = append(costs[c.name], cs)
-				fmt.Printf("round %d %-12s %9.1f qps  %.2f cs/o  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%; sampled/accounted %.3f\n",
-					round+1, c.name, q, cs.csPerOp, 100*cs.window, 100*cs.total, 100*cs.program, cs.sampled)
+				fmt.Printf("round %d %-12s %9.1f qps  %.2f cs/o  %.1f µs cpu/o  sampler CPU %.2f%% of a core in the window, %.2f%% with stop; BPF program %.3f%%; sampled/accounted %.3f\n",
+					round+1, c.name, q, cs.csPerOp, cs.cpuPerOp, 100*cs.window, 100*cs.total, 100*cs.program, cs.sampled)
 			}
 		}
 	}
@@ -133,16 +141,17 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	// sampler (waiting for sysbench, reading its output).
 	harness := 0.0
 	for _, c := range configs {
-		var ratios, win, tot, prog, runNs, sampled, csPerOp []float64
+		var ratios, win, tot, prog, runNs, sampled, csPerOp, cpuPerOp []float64
 		for j, q := range qps[c.name] {
 			ratios = append(ratios, q/qps["none"][j])
 			cs := costs[c.name][j]
 			win, tot, prog, runNs = append(win, cs.window), append(tot, cs.total), append(prog, cs.program), append(runNs, cs.runNs)
 			sampled = append(sampled, cs.sampled)
-			csPerOp = append(csPerOp, cs.csPerOp)
+			csPerOp, cpuPerOp = append(csPerOp, cs.csPerOp), append(cpuPerOp, cs.cpuPerOp)
 		}
 		m := median(ratios)
-		fmt.Printf("  %-12s median %9.1f qps, %.2f cs/o, ratio to none %.4f (QPS loss %5.2f%%)", c.name, median(qps[c.name]), median(csPerOp), m, 100*(1-m))
+		fmt.Printf("  %-12s median %9.1f qps, %.2f cs/o, %.1f µs cpu/o (server and sysbench), ratio to none %.4f (QPS loss %5.2f%%, %.2f%% to %.2f%% over the rounds)", c.name, median(qps[c.name]), median(csPerOp), median(cpuPerOp), m, 100*(1-m),
+			100*(1-slices.Max(ratios)), 100*(1-slices.Min(ratios)))
 		if c.freq == 0 {
 			fmt.Printf("; harness CPU %.2f%% (subtracted below)", 100*median(win))
 			harness = median(win)
@@ -156,7 +165,84 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 			fmt.Printf("; BPF program %.3f%% (%.0f ns a run)", 100*median(prog), median(runNs))
 		}
 		fmt.Println()
+		if c.offCPU {
+			offCPUSummary(b, c, qps, costs)
+		}
 	}
+}
+
+// offCPUSummary prints what the off-CPU program costs: the QPS of c
+// against its base (the same sampler without it) round by round, and the
+// program's run time per switch of the server, per run and as a share of
+// the window; medians and the range over the rounds.
+func offCPUSummary(b *testing.B, c config, qps map[string][]float64, costs map[string][]cost) {
+	var ratios, cpuRatios, perSwitch, perRun, share []float64
+	for j, q := range qps[c.name] {
+		if base := qps[c.base]; j < len(base) {
+			ratios = append(ratios, q/base[j])
+			cpuRatios = append(cpuRatios, costs[c.name][j].cpuPerOp/costs[c.base][j].cpuPerOp)
+		}
+		cs := costs[c.name][j]
+		perSwitch, perRun, share = append(perSwitch, cs.offNsPerSwitch), append(perRun, cs.offNsPerRun), append(share, cs.offProgram)
+	}
+	fmt.Printf("    off-CPU program: %.2f µs per server switch (%.2f-%.2f), %.0f ns a run (%.0f-%.0f), %.2f%% of a CPU in the window (%.2f-%.2f)",
+		median(perSwitch)/1e3, slices.Min(perSwitch)/1e3, slices.Max(perSwitch)/1e3, median(perRun), slices.Min(perRun), slices.Max(perRun),
+		100*median(share), 100*slices.Min(share), 100*slices.Max(share))
+	b.ReportMetric(median(perSwitch), "offcpu-ns/switch-"+c.name)
+	if len(ratios) > 0 {
+		m := median(ratios)
+		fmt.Printf("; QPS against %s: ratio %.4f (loss %.2f%%, %.2f%% to %.2f%% over the rounds)", c.base, m, 100*(1-m), 100*(1-slices.Max(ratios)), 100*(1-slices.Min(ratios)))
+		b.ReportMetric(100*(1-m), "%loss-offcpu-"+c.name)
+		r := median(cpuRatios)
+		fmt.Printf("; CPU per query (server and sysbench) against %s: ratio %.4f (%.4f-%.4f), a QPS loss of %.2f%% where that CPU is the bottleneck",
+			c.base, r, slices.Min(cpuRatios), slices.Max(cpuRatios), 100*(1-1/r))
+		b.ReportMetric(100*(1-1/r), "%cpuloss-offcpu-"+c.name)
+	}
+	fmt.Println()
+}
+
+// offCPUProgramStats returns the run time and run count, as the kernel
+// counts them (bpf.EnableStats), of the off-CPU programs this process
+// holds: those named offcpu among the BPF program descriptors in
+// /proc/self/fd, found by the ids in /proc/self/fdinfo.
+func offCPUProgramStats() (time.Duration, uint64, error) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, 0, err
+	}
+	var rt time.Duration
+	var runs uint64
+	found := false
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || l != "anon_inode:bpf-prog" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue
+		}
+		var id uint64
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "prog_id:"); ok {
+				id, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			}
+		}
+		p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+		if err != nil {
+			continue
+		}
+		pi, ierr := p.Info()
+		st, serr := p.Stats()
+		p.Close()
+		if ierr != nil || serr != nil || pi.Name != "offcpu" {
+			continue
+		}
+		rt, runs, found = rt+st.Runtime, runs+st.RunCount, true
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("no offcpu program among this process's BPF descriptors")
+	}
+	return rt, runs, nil
 }
 
 // config is one configuration of the overhead benchmark.
@@ -168,6 +254,12 @@ type config struct {
 	stackCopy string // BPF stack copies: "" (the default), never, auto, always
 	callGraph string // perf: "" (fp) or dwarf
 	switchFix bool   // BPF: capture.Options.SwitchFix
+	kernel    bool   // kernel stacks too (capture.Options.Kernel)
+	offCPU    bool   // BPF: capture.Options.OffCPU
+	// base is the configuration this one adds to (the same sampler
+	// without the off-CPU program): its QPS is also compared with the
+	// base's runs of the same rounds.
+	base string
 }
 
 // pick returns the configurations named in the comma-separated list
@@ -197,6 +289,16 @@ type cost struct {
 	// csPerOp is the server's context switches per query over the run:
 	// per-thread events cost work at each of them.
 	csPerOp float64
+	// cpuPerOp is the CPU microseconds per query of the server and
+	// sysbench together (both pinned to one CPU with placement same, so
+	// its QPS is that CPU over it): unlike QPS, it does not move when
+	// other work takes the CPU, and a BPF program's run time at a switch
+	// is in the switching thread's system time.
+	cpuPerOp float64
+	// With the off-CPU program: its run time per context switch of the
+	// server over the run (/proc's count), its mean run time per run (it
+	// runs at every switch of the machine) and its share of the window.
+	offNsPerSwitch, offNsPerRun, offProgram float64
 }
 
 // selfCPU returns the CPU seconds of this process and of its waited-for
@@ -246,7 +348,8 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 			name = "bpf"
 		}
 		sampler = newSampler(name)
-		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix}
+		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix,
+			Kernel: c.kernel, OffCPU: c.offCPU}
 		if err := sampler.Start(context.Background(), srv.PID, o); err != nil {
 			return 0, cs, err
 		}
@@ -265,6 +368,17 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 	srvRun, err := procstat.Read("/proc", srv.PID)
 	if err != nil {
 		return 0, cs, err
+	}
+	if c.offCPU {
+		rt, runs, err := offCPUProgramStats()
+		if err != nil {
+			return 0, cs, err
+		}
+		if sw := srvRun.Voluntary + srvRun.Involuntary - srv0.Voluntary - srv0.Involuntary; sw > 0 && runs > 0 {
+			cs.offNsPerSwitch = float64(rt.Nanoseconds()) / float64(sw)
+			cs.offNsPerRun = float64(rt.Nanoseconds()) / float64(runs)
+			cs.offProgram = rt.Seconds() / window
+		}
 	}
 	// sysbench is a waited-for child too: leave it out.
 	sb := 0.0
@@ -294,6 +408,7 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 	}
 	if q := rep.QPS * window; q > 0 {
 		cs.csPerOp = float64(srvRun.Voluntary+srvRun.Involuntary-srv0.Voluntary-srv0.Involuntary) / q
+		cs.cpuPerOp = 1e6 * (srvRun.CPUSeconds() - srv0.CPUSeconds() + sb) / q
 	}
 	return rep.QPS, cs, nil
 }

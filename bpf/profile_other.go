@@ -56,3 +56,6 @@ func (p *Profiler) ReadSamples(ctx context.Context, fn func(RawSample) error) er
 
 // OffCPU fails: BPF needs Linux.
 func (p *Profiler) OffCPU() ([]OffCPUCount, error) { return nil, unsupported("reading off-CPU counts") }
+
+// CheckOffCPU fails: BPF needs Linux.
+func CheckOffCPU() error { return unsupported("recording off-CPU counts") }

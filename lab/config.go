@@ -40,11 +40,13 @@ var SysbenchTests = []string{
 	"select_random_ranges",
 }
 
-// Samplers, CallGraphs, StackCopies and EventScopes are the values
-// capture.sampler, capture.call_graph, capture.stack_copy and
-// capture.events accept (call_graph also takes dwarf,SIZE).
+// Samplers, OffCPUModes, CallGraphs, StackCopies and EventScopes are the
+// values capture.sampler, capture.off_cpu, capture.call_graph,
+// capture.stack_copy and capture.events accept (call_graph also takes
+// dwarf,SIZE; off_cpu also true and false).
 var (
 	Samplers    = []string{"auto", "perf", "bpf"}
+	OffCPUModes = []string{"auto", "on", "off"}
 	CallGraphs  = []string{"auto", "fp", "dwarf"}
 	StackCopies = []string{"never", "auto", "always"}
 	EventScopes = []string{"thread", "cpu"}
@@ -62,6 +64,7 @@ const (
 	DefaultCallGraph = "auto"
 	DefaultStackCopy = "always"
 	DefaultEvents    = "thread"
+	DefaultOffCPU    = "auto"
 	DefaultRoot      = "mysqld_stmt_execute"
 	// DefaultPlacement puts the server's threads and sysbench on one CPU:
 	// on VMs, waking a thread on another CPU costs more server CPU than
@@ -300,6 +303,16 @@ type Capture struct {
 	// the BPF sampler runs and the kernel allows it; true: required (it
 	// needs the BPF sampler); false: off.
 	SwitchFix *bool
+	// OffCPU is whether each profiled window also records where the
+	// server's threads wait off the CPU (record --off-cpu: offcpu.folded
+	// and offcpu-switches.folded beside stacks.folded): "auto" (the
+	// default: when the BPF sampler runs and the kernel allows it, which
+	// Start checks by loading the program), "on" (required: Start fails
+	// when the kernel does not allow it) or "off".
+	OffCPU string
+	// OffCPULine and OffCPUColumn are where off_cpu is in the config (0
+	// when it is left out), for Start's error when on cannot be.
+	OffCPULine, OffCPUColumn int
 }
 
 // Base returns the base server: the one marked base, or the only one.
@@ -437,7 +450,7 @@ var (
 	// defaultKeys are the keys of workload_defaults: a workload's
 	// settings, not what it runs.
 	defaultKeys = []string{"tables", "table_size", "threads", "duration", "warmup", "prepared_statements"}
-	captureKeys = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix"}
+	captureKeys = []string{"sampler", "frequency", "call_graph", "stack_copy", "events", "switch_fix", "off_cpu"}
 )
 
 func (p *configParser) parse(data []byte) {
@@ -474,7 +487,7 @@ func (p *configParser) parse(data []byte) {
 	keys := p.mapping(root, topKeys, "top level")
 
 	c := p.c
-	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents}
+	c.Capture = Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents, OffCPU: DefaultOffCPU}
 	c.Roots = []string{DefaultRoot}
 	c.Placement = DefaultPlacement
 	if n, ok := keys["servers"]; ok {
@@ -983,6 +996,29 @@ func (p *configParser) capture(n *yaml.Node) {
 		} else if c.SwitchFix = &on; on && (c.Sampler == "perf" || strings.HasPrefix(c.CallGraph, "dwarf")) {
 			p.errorf(v, "use sampler: bpf or auto, or drop switch_fix", "capture: switch_fix corrects the BPF sampler's cpu-clock events")
 		}
+	}
+	if v, ok := keys["off_cpu"]; ok {
+		p.offCPU(v, c)
+	}
+}
+
+// offCPU reads capture.off_cpu: auto, on or off (true and false for on
+// and off).
+func (p *configParser) offCPU(v *yaml.Node, c *Capture) {
+	s := v.Value
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+		var on bool
+		if v.Decode(&on) == nil {
+			s = map[bool]string{true: "on", false: "off"}[on]
+		}
+	}
+	if v.Kind != yaml.ScalarNode || !slices.Contains(OffCPUModes, s) {
+		p.errorf(v, "write one of "+strings.Join(OffCPUModes, ", ")+" (auto: when the kernel allows it)", "capture: off_cpu must be auto, on or off, found %s", kindName(v))
+		return
+	}
+	c.OffCPU, c.OffCPULine, c.OffCPUColumn = s, v.Line, v.Column
+	if s == "on" && (c.Sampler == "perf" || strings.HasPrefix(c.CallGraph, "dwarf")) {
+		p.errorf(v, "use sampler: bpf or auto (and no call_graph dwarf), or write off_cpu: auto or off", "capture: off_cpu needs the BPF sampler (its sched_switch program)")
 	}
 }
 

@@ -58,7 +58,7 @@ placement: server=1,client=0
 			{Name: "upd", Test: "oltp_update_non_index", Tables: 2, TableSize: 5000, Threads: 4,
 				Duration: time.Minute, Warmup: 10 * time.Second, PreparedStatements: false, Line: 14},
 		},
-		Capture:   Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", StackCopy: "always", Events: "cpu"},
+		Capture:   Capture{Sampler: "perf", Frequency: 99, CallGraph: "dwarf", StackCopy: "always", Events: "cpu", OffCPU: "auto"},
 		Map:       "../symbolmaps/mariadb.yaml",
 		Roots:     []string{"mysqld_stmt_execute", "dispatch_command"},
 		Placement: "server=1,client=0",
@@ -89,7 +89,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if b := c.Base(); b == nil || b.Label != "x" {
 		t.Errorf("Base() of a single server = %+v, want it", b)
 	}
-	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents}
+	want := Capture{Sampler: DefaultSampler, Frequency: DefaultFrequency, CallGraph: DefaultCallGraph, StackCopy: DefaultStackCopy, Events: DefaultEvents, OffCPU: DefaultOffCPU}
 	if c.Capture != want {
 		t.Errorf("Capture = %+v, want %+v", c.Capture, want)
 	}
@@ -141,6 +141,35 @@ func TestParseConfigSwitchFix(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("capture: %s: switch_fix %s, want %s", tt.capture, got, tt.want)
+		}
+	}
+}
+
+// capture.off_cpu reaches the config with where it was written (for
+// Start's error when on cannot be): auto, on and off, true and false for
+// on and off; left out, auto at line 0. With the perf sampler, auto and
+// off are accepted (on is an error: TestParseConfigErrors).
+func TestParseConfigOffCPU(t *testing.T) {
+	for _, tt := range []struct {
+		capture   string
+		want      string
+		line, col int
+	}{
+		{"{frequency: 99}", "auto", 0, 0},
+		{"{off_cpu: auto}", "auto", 3, 20},
+		{"{off_cpu: on}", "on", 3, 20},
+		{"{off_cpu: off}", "off", 3, 20},
+		{"\n  sampler: bpf\n  off_cpu: true", "on", 5, 12},
+		{"{off_cpu: false}", "off", 3, 20},
+		{"{sampler: perf, off_cpu: auto}", "auto", 3, 35},
+		{"{sampler: perf, off_cpu: off}", "off", 3, 35},
+	} {
+		c, err := ParseConfig(strings.NewReader("servers: [{label: a, path: /usr/sbin/mariadbd}]\nworkloads: [{test: oltp_point_select}]\ncapture: "+tt.capture+"\n"), "c.yaml")
+		if err != nil {
+			t.Fatalf("capture: %s: %v", tt.capture, err)
+		}
+		if got := c.Capture; got.OffCPU != tt.want || got.OffCPULine != tt.line || got.OffCPUColumn != tt.col {
+			t.Errorf("capture: %s: off_cpu %q at %d:%d, want %q at %d:%d", tt.capture, got.OffCPU, got.OffCPULine, got.OffCPUColumn, tt.want, tt.line, tt.col)
 		}
 	}
 }
@@ -318,6 +347,14 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`c.yaml:3:38: capture: switch_fix corrects the BPF sampler's cpu-clock events (fix: use sampler: bpf or auto, or drop switch_fix)`}},
 		{"switch fix not a bool", okServers + okWorkloads + "capture: {switch_fix: often}\n",
 			[]string{`c.yaml:3:23: capture: switch_fix must be true or false, found "often" (fix: write true (record --switch-fix) or false)`}},
+		{"off-CPU unknown", okServers + okWorkloads + "capture:\n  off_cpu: sometimes\n",
+			[]string{`c.yaml:4:12: capture: off_cpu must be auto, on or off, found "sometimes" (fix: write one of auto, on, off`}},
+		{"off-CPU a list", okServers + okWorkloads + "capture: {off_cpu: [on]}\n",
+			[]string{`c.yaml:3:20: capture: off_cpu must be auto, on or off, found a list`}},
+		{"off-CPU with perf", okServers + okWorkloads + "capture: {sampler: perf, off_cpu: on}\n",
+			[]string{`c.yaml:3:35: capture: off_cpu needs the BPF sampler (its sched_switch program) (fix: use sampler: bpf or auto`}},
+		{"off-CPU with dwarf", okServers + okWorkloads + "capture:\n  call_graph: dwarf\n  off_cpu: true\n",
+			[]string{`c.yaml:5:12: capture: off_cpu needs the BPF sampler`}},
 		{"empty roots", okServers + okWorkloads + "roots: []\n",
 			[]string{"c.yaml:3:8: roots must be a non-empty list, found an empty list"}},
 		{"map not a string", okServers + okWorkloads + "map: [a]\n",

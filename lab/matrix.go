@@ -37,6 +37,10 @@ type RunOptions struct {
 	// logged and become the reason of a missing measurement); tests may
 	// pass a fake.
 	Record func(ctx context.Context, cfg record.Config) (*record.Result, error)
+	// CheckOffCPU says whether off-CPU profiles can be recorded here
+	// (capture.off_cpu auto and on): bpf.CheckOffCPU when nil; tests may
+	// pass a fake.
+	CheckOffCPU func() error
 }
 
 // Measurement is one cell of the matrix: one workload on one server, one
@@ -85,6 +89,9 @@ type Session struct {
 	servers []*labServer
 	closed  bool
 	scripts string // where the suite's Lua scripts are ("" when none runs)
+	offCPU  bool   // the profiled windows record off-CPU profiles (resolveOffCPU)
+	// offCPUNote says whether they do and why, for the log.
+	offCPUNote string
 }
 
 // ScriptsDir is the directory under RunOptions.Out the suite's Lua
@@ -120,7 +127,10 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 // opts.Out/servers. A server that fails is logged and noted (Failed); the
 // others run. Close stops them. When a workload runs one of the suite's
 // Lua scripts, Start first writes them to opts.Out/scripts; failing to is
-// its error.
+// its error. Before all that it decides whether the profiled windows
+// record off-CPU profiles (capture.off_cpu): with off_cpu on where they
+// cannot be, its error says so at the config's line, and nothing is
+// started.
 func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -138,6 +148,9 @@ func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) 
 		}
 	}
 	s := &Session{cfg: cfg, opts: opts, log: opts.Log}
+	if err := s.resolveOffCPU(); err != nil {
+		return nil, err
+	}
 	if err := s.writeScripts(); err != nil {
 		return nil, err
 	}
@@ -159,6 +172,9 @@ func Start(ctx context.Context, cfg *Config, opts RunOptions) (*Session, error) 
 			}
 		}
 		s.start(ctx, fetcher, b)
+	}
+	if s.offCPUNote != "" {
+		s.logf("%s", s.offCPUNote)
 	}
 	return s, nil
 }
@@ -337,6 +353,7 @@ func (s *Session) window(ctx context.Context, step string, w Workload, b *labSer
 func unprofiled(c record.Config) record.Config {
 	c.Sampler = record.SamplerNone
 	c.SwitchFix, c.NoSwitchFix, c.PerCPU, c.KeepRaw, c.Kernel, c.DebugDirs = false, false, false, false, false, nil
+	c.OffCPU, c.OffCPUMin = false, 0
 	return c
 }
 
@@ -359,6 +376,7 @@ func (s *Session) recordConfig(w Workload, b *labServer, dir string) record.Conf
 		SwitchFix:   c.SwitchFix != nil && *c.SwitchFix,
 		NoSwitchFix: c.SwitchFix != nil && !*c.SwitchFix,
 		PerCPU:      c.Events == "cpu",
+		OffCPU:      s.offCPU,
 		Warmup:      w.Warmup,
 		Margin:      margin,
 		Socket:      b.srv.Socket,
