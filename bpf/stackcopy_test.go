@@ -417,7 +417,31 @@ func TestStackCopyRingbufFull(t *testing.T) {
 	const ring = 16 * PageSize
 	s := startSpin(t, false)
 	p := load(t, Options{PID: s.pid, FrequencyHz: 199, StackCopy: StackCopyAlways, RingBufferBytes: ring})
-	_, h := sample(t, p, 500*time.Millisecond)
+	// The window lasts until 20 samples (about 100 ms of the spinner's
+	// CPU at 199 Hz), at least 500 ms: a ring of 16 pages holds 3, and
+	// under the suite's load 500 ms of wall time gave just 3.
+	if err := p.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		h, err := p.Health()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) >= 500*time.Millisecond && h.Samples >= 20 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d samples in a minute, want 20", h.Samples)
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	h, err := p.Health()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var (
 		samples []RawSample
 		sizes   []int // of the records in the ring: 8 bytes of header, data rounded up to 8
