@@ -8,11 +8,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -95,29 +93,7 @@ func TestCheckOffCPUWithoutPrivileges(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to start a child as user nobody")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "flamediff-bpf-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "bpf.test")
-	if err := os.WriteFile(exe, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestCheckOffCPU$", "-test.v")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := nobodyCommand(t, "-test.run=^TestCheckOffCPU$", "-test.v")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestCheckOffCPU") {
 		t.Fatalf("TestCheckOffCPU as nobody: %v\n%s", err, out)

@@ -336,18 +336,15 @@ func TestVerifierStats(t *testing.T) {
 	}
 }
 
-// TestLoadWithoutPrivileges loads the program as user nobody (no
-// CAP_BPF, no CAP_PERFMON): the error wraps ErrPermission and says what to
-// do.
-func TestLoadWithoutPrivileges(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a child as user nobody")
-	}
+// nobodyCommand returns a command that runs a copy of this test binary
+// with args as user nobody (no CAP_BPF, no CAP_PERFMON): the go build
+// directory is private, so the copy goes to a directory nobody can read.
+func nobodyCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A copy nobody can run (the go build directory is private).
 	dir, err := os.MkdirTemp("", "flamediff-bpf-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -364,10 +361,21 @@ func TestLoadWithoutPrivileges(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run=^$")
+	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), childEnv+"=load")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	return cmd
+}
+
+// TestLoadWithoutPrivileges loads the program as user nobody (no
+// CAP_BPF, no CAP_PERFMON): the error wraps ErrPermission and says what to
+// do.
+func TestLoadWithoutPrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a child as user nobody")
+	}
+	cmd := nobodyCommand(t, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=load")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
