@@ -283,6 +283,15 @@ type Options struct {
 	// OffCPUMin leaves out the stretches off the CPU shorter than it
 	// (Health.OffCPUShort counts them); 0 counts every one.
 	OffCPUMin time.Duration
+	// OffCPUCFI (with OffCPU) walks the user stack at a switch-out whose
+	// leaf lies in a no-frame-pointer range of Profiler.SetRanges by CFI
+	// rules instead of frame pointers: a thread blocks in glibc, built
+	// without them, and a frame-pointer walk ends there. The rules come
+	// from the caller, lazily: the program asks for the pcs it meets
+	// (Profiler.CFIWanted) and the caller answers from the objects'
+	// .eh_frame (Profiler.SetCFIRules); a walk that meets a pc without a
+	// rule stops there (Health.OffCPUCFIMissing) until the answer comes.
+	OffCPUCFI bool
 }
 
 // OffCPUCount is the time one thread spent off the CPU, and how often it
@@ -394,6 +403,11 @@ type Health struct {
 	// OffCPUStackErrors counts failures of bpf_get_stack at switch-outs
 	// (Options.OffCPU), user and kernel, by errno as UserStackErrors.
 	OffCPUStackErrors map[int64]uint64
+	// OffCPUCFIWalks counts the user stacks Options.OffCPUCFI walked by
+	// CFI rules; OffCPUCFIMissing those of them that stopped at a pc
+	// with no rule yet (cut short), OffCPUCFIUnsupported those that
+	// stopped at a rule the walk cannot follow.
+	OffCPUCFIWalks, OffCPUCFIMissing, OffCPUCFIUnsupported uint64
 }
 
 // ThreadCorrection is what Options.SwitchFix did to one thread's samples:

@@ -135,6 +135,9 @@ struct health_counters {
 	__u64 offcpu_unended;  // offcpu: switch-outs of a thread whose previous one had no switch-in seen: that stretch is lost
 	__u64 offcpu_user_err[ERRNO_BUCKETS];   // offcpu: bpf_get_stack(user) by -errno
 	__u64 offcpu_kernel_err[ERRNO_BUCKETS]; // offcpu: bpf_get_stack(kernel) by -errno
+	__u64 offcpu_cfi_walks;       // offcpu_cfi: user stacks walked by CFI rules (leaf without frame pointer)
+	__u64 offcpu_cfi_missing;     // offcpu_cfi: of those, walks that stopped at a pc with no rule yet
+	__u64 offcpu_cfi_unsupported; // offcpu_cfi: of those, walks that stopped at a rule the walk cannot follow
 };
 
 // Set by the loader before loading.
@@ -156,6 +159,10 @@ const volatile __u64 period_ns = 0;
 const volatile __s64 defer_slack_ns = 5000;
 // offcpu: stretches off the CPU shorter than this are not counted.
 const volatile __u64 offcpu_min_ns = 0;
+// offcpu: 1: a user stack whose leaf is in a no-frame-pointer range
+// (nofp_ranges) is walked by the CFI rules user space puts in cfi_rules
+// (see walk_cfi), not by bpf_get_stack's frame-pointer walk.
+const volatile __u32 offcpu_cfi = 0;
 
 // The fields switch_fix reads, for CO-RE (the kernel's BTF has the rest).
 struct list_head {
@@ -728,6 +735,143 @@ struct {
 	__type(value, struct offcpu_start);
 } offcpu_starts SEC(".maps");
 
+// How a CFI rule finds the caller's frame (struct cfi_rule's cfa).
+#define CFA_SP 1          // CFA = rsp + cfa_off
+#define CFA_BP 2          // CFA = rbp + cfa_off
+#define CFA_ROOT 3        // no caller: the thread's root (DW_CFA_undefined rip)
+#define CFA_UNSUPPORTED 4 // a rule walk_cfi cannot follow
+
+// The CFI row of one pc, reduced to what an x86-64 walk needs: the return
+// address is at CFA-8 (user space checks it), rbp is saved at CFA+bp_off
+// when bp_saved, else unchanged.
+struct cfi_rule {
+	__u32 cfa;
+	__s32 cfa_off;
+	__u32 bp_saved;
+	__s32 bp_off;
+};
+
+// cfi_rules: the rules of the pcs walk_cfi met, by pc (the leaf's ip, a
+// caller's return address - 1), put there by user space (Profiler.SetCFIRules)
+// from the objects' .eh_frame. cfi_wanted: the pcs a walk stopped at for
+// want of a rule, which user space reads (Profiler.CFIWanted), answers and
+// deletes. A walk that stops so is counted (offcpu_cfi_missing); the rules
+// of a process's hot blocking paths are known after a few round trips.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u64);
+	__type(value, struct cfi_rule);
+} cfi_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} cfi_wanted SEC(".maps");
+
+// The state of one walk_cfi, its frames in scratch_space's user stack.
+struct cfi_walk {
+	__u64 ip, sp, bp;
+	__u32 depth;
+	__u32 end; // 0 while walking; CFI_END_*
+};
+
+#define CFI_END_DONE 1        // a root, a zero return address, a failed read
+#define CFI_END_MISSING 2     // a pc with no rule yet
+#define CFI_END_UNSUPPORTED 3 // a rule the walk cannot follow
+
+// cfi_step adds frame w->ip and finds its caller: by the pc's CFI rule when
+// it is in a no-frame-pointer range, else by the frame pointer (return
+// address at rbp+8, the caller's rbp at rbp) as bpf_get_stack does. It
+// returns 1 to stop (bpf_loop's callback).
+static long cfi_step(__u64 i, void *vw)
+{
+	struct cfi_walk *w = vw;
+	__u32 zero = 0;
+	struct sample *r = bpf_map_lookup_elem(&scratch_space, &zero);
+	__u32 d = w->depth;
+
+	if (!r || d >= MAX_DEPTH)
+		return 1;
+	r->user.ips[d] = w->ip;
+	w->depth = d + 1;
+	__u64 ra, bp = w->bp, sp;
+	if (in_ranges(&nofp_ranges, w->ip)) {
+		__u64 pc = d ? w->ip - 1 : w->ip; // a return address: the call's pc
+		struct cfi_rule *rule = bpf_map_lookup_elem(&cfi_rules, &pc);
+		if (!rule) {
+			__u8 one = 1;
+			bpf_map_update_elem(&cfi_wanted, &pc, &one, BPF_NOEXIST);
+			w->end = CFI_END_MISSING;
+			return 1;
+		}
+		__u64 cfa;
+		if (rule->cfa == CFA_SP)
+			cfa = w->sp + (__s64)rule->cfa_off;
+		else if (rule->cfa == CFA_BP)
+			cfa = w->bp + (__s64)rule->cfa_off;
+		else {
+			w->end = rule->cfa == CFA_ROOT ? CFI_END_DONE : CFI_END_UNSUPPORTED;
+			return 1;
+		}
+		if (cfa <= w->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) ||
+		    (rule->bp_saved && bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)rule->bp_off)))) {
+			w->end = CFI_END_DONE;
+			return 1;
+		}
+		sp = cfa;
+	} else {
+		__u64 fr[2];
+		if (w->bp < w->sp || bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp)) {
+			w->end = CFI_END_DONE;
+			return 1;
+		}
+		bp = fr[0];
+		ra = fr[1];
+		sp = w->bp + 16;
+	}
+	if (!ra) {
+		w->end = CFI_END_DONE;
+		return 1;
+	}
+	w->ip = ra;
+	w->sp = sp;
+	w->bp = bp;
+	return 0;
+}
+
+// walk_cfi walks the current task's user stack from its saved user
+// registers into r->user (offcpu_cfi): through code without frame pointers
+// by cfi_rules, elsewhere by frame pointers. It returns the depth, 0 when
+// the leaf has a frame pointer, there are no user registers, or a pc on
+// the way has no rule yet (asked for in cfi_wanted): then bpf_get_stack
+// walks it as before.
+static __always_inline __u32 walk_cfi(struct sample *r, struct health_counters *h)
+{
+	struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct pt_regs ur;
+	if (bpf_probe_read_kernel(&ur, sizeof(ur), u) || (ur.cs & 3) != 3 || ur.rsp == 0)
+		return 0;
+	if (!in_ranges(&nofp_ranges, ur.rip))
+		return 0;
+	struct cfi_walk w = {.ip = ur.rip, .sp = ur.rsp, .bp = ur.rbp};
+	bpf_loop(MAX_DEPTH, cfi_step, &w, 0);
+	h->offcpu_cfi_walks++;
+	if (w.end == CFI_END_MISSING) {
+		// Not learnt yet: the frame-pointer walk, as without rules.
+		h->offcpu_cfi_missing++;
+		return 0;
+	}
+	if (w.end == CFI_END_UNSUPPORTED)
+		h->offcpu_cfi_unsupported++;
+	if (w.depth >= MAX_DEPTH && !w.end)
+		h->truncated++;
+	r->user.depth = w.depth;
+	return w.depth;
+}
+
 static __always_inline void offcpu_add(struct offcpu_key *key, __u64 ns, struct health_counters *h)
 {
 	struct offcpu_value *v = bpf_map_lookup_elem(&offcpu_counts, key);
@@ -789,7 +933,11 @@ int offcpu(__u64 *ctx)
 	st.key.tid = prev->pid;
 	bpf_probe_read_kernel_str(st.key.comm, sizeof(st.key.comm), prev->comm);
 	st.key.voluntary = !(__u8)ctx[0] && (__u32)ctx[3] != 0;
-	__u32 depth = walk_stack(ctx, &r->user, BPF_F_USER_STACK, h->offcpu_user_err, h);
+	__u32 depth = 0;
+	if (offcpu_cfi)
+		depth = walk_cfi(r, h);
+	if (!depth)
+		depth = walk_stack(ctx, &r->user, BPF_F_USER_STACK, h->offcpu_user_err, h);
 	if (store_stack(&r->user, depth, h, &st.key.user_hash))
 		goto dropped;
 	if (kernel_stacks) {

@@ -13,6 +13,14 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type profileCfiRule struct {
+	_       structs.HostLayout
+	Cfa     uint32
+	CfaOff  int32
+	BpSaved uint32
+	BpOff   int32
+}
+
 type profileCountKey struct {
 	_          structs.HostLayout
 	Tgid       uint32
@@ -23,31 +31,34 @@ type profileCountKey struct {
 }
 
 type profileHealthCounters struct {
-	_               structs.HostLayout
-	Samples         uint64
-	Idle            uint64
-	MapFull         uint64
-	StackMapFull    uint64
-	StackNomem      uint64
-	Truncated       uint64
-	Collisions      uint64
-	UserErr         [64]uint64
-	KernelErr       [64]uint64
-	Copied          uint64
-	RingbufFull     uint64
-	WindowFull      uint64
-	UserRegsErr     uint64
-	SwitchDeferred  uint64
-	SwitchOwed      uint64
-	SwitchSkipped   uint64
-	SwitchSurplus   uint64
-	WeightedExtra   uint64
-	WeightedZero    uint64
-	OffcpuDropped   uint64
-	OffcpuShort     uint64
-	OffcpuUnended   uint64
-	OffcpuUserErr   [64]uint64
-	OffcpuKernelErr [64]uint64
+	_                    structs.HostLayout
+	Samples              uint64
+	Idle                 uint64
+	MapFull              uint64
+	StackMapFull         uint64
+	StackNomem           uint64
+	Truncated            uint64
+	Collisions           uint64
+	UserErr              [64]uint64
+	KernelErr            [64]uint64
+	Copied               uint64
+	RingbufFull          uint64
+	WindowFull           uint64
+	UserRegsErr          uint64
+	SwitchDeferred       uint64
+	SwitchOwed           uint64
+	SwitchSkipped        uint64
+	SwitchSurplus        uint64
+	WeightedExtra        uint64
+	WeightedZero         uint64
+	OffcpuDropped        uint64
+	OffcpuShort          uint64
+	OffcpuUnended        uint64
+	OffcpuUserErr        [64]uint64
+	OffcpuKernelErr      [64]uint64
+	OffcpuCfiWalks       uint64
+	OffcpuCfiMissing     uint64
+	OffcpuCfiUnsupported uint64
 }
 
 type profileOffcpuKey struct {
@@ -125,6 +136,8 @@ type profileThreadState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	profileMapCfiRules         = "cfi_rules"
+	profileMapCfiWanted        = "cfi_wanted"
 	profileMapCounts           = "counts"
 	profileMapHealth           = "health"
 	profileMapNofpRanges       = "nofp_ranges"
@@ -141,6 +154,7 @@ const (
 	profileProgSwitchFix       = "switch_fix"
 	profileVarDeferSlackNs     = "defer_slack_ns"
 	profileVarKernelStacks     = "kernel_stacks"
+	profileVarOffcpuCfi        = "offcpu_cfi"
 	profileVarOffcpuMinNs      = "offcpu_min_ns"
 	profileVarPeriodNs         = "period_ns"
 	profileVarStackCopy        = "stack_copy"
@@ -202,6 +216,8 @@ type profileProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileMapSpecs struct {
+	CfiRules     *ebpf.MapSpec `ebpf:"cfi_rules"`
+	CfiWanted    *ebpf.MapSpec `ebpf:"cfi_wanted"`
 	Counts       *ebpf.MapSpec `ebpf:"counts"`
 	Health       *ebpf.MapSpec `ebpf:"health"`
 	NofpRanges   *ebpf.MapSpec `ebpf:"nofp_ranges"`
@@ -220,6 +236,7 @@ type profileMapSpecs struct {
 type profileVariableSpecs struct {
 	DeferSlackNs *ebpf.VariableSpec `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.VariableSpec `ebpf:"kernel_stacks"`
+	OffcpuCfi    *ebpf.VariableSpec `ebpf:"offcpu_cfi"`
 	OffcpuMinNs  *ebpf.VariableSpec `ebpf:"offcpu_min_ns"`
 	PeriodNs     *ebpf.VariableSpec `ebpf:"period_ns"`
 	StackCopy    *ebpf.VariableSpec `ebpf:"stack_copy"`
@@ -249,6 +266,8 @@ func (o *profileObjects) Close() error {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profileMaps struct {
+	CfiRules     *ebpf.Map `ebpf:"cfi_rules"`
+	CfiWanted    *ebpf.Map `ebpf:"cfi_wanted"`
 	Counts       *ebpf.Map `ebpf:"counts"`
 	Health       *ebpf.Map `ebpf:"health"`
 	NofpRanges   *ebpf.Map `ebpf:"nofp_ranges"`
@@ -263,6 +282,8 @@ type profileMaps struct {
 
 func (m *profileMaps) Close() error {
 	return _ProfileClose(
+		m.CfiRules,
+		m.CfiWanted,
 		m.Counts,
 		m.Health,
 		m.NofpRanges,
@@ -282,6 +303,7 @@ func (m *profileMaps) Close() error {
 type profileVariables struct {
 	DeferSlackNs *ebpf.Variable `ebpf:"defer_slack_ns"`
 	KernelStacks *ebpf.Variable `ebpf:"kernel_stacks"`
+	OffcpuCfi    *ebpf.Variable `ebpf:"offcpu_cfi"`
 	OffcpuMinNs  *ebpf.Variable `ebpf:"offcpu_min_ns"`
 	PeriodNs     *ebpf.Variable `ebpf:"period_ns"`
 	StackCopy    *ebpf.Variable `ebpf:"stack_copy"`

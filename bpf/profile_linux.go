@@ -181,6 +181,7 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 		profileVarWakeupBytes: uint64(opts.RingBufferBytes / 4),
 		profileVarPeriodNs:    period,
 		profileVarOffcpuMinNs: uint64(opts.OffCPUMin),
+		profileVarOffcpuCfi:   boolU32(opts.OffCPU && opts.OffCPUCFI),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("bpf: load profiler: set %s: %w", name, err)
@@ -202,6 +203,9 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	if opts.OffCPU {
 		spec.Maps[profileMapOffcpuCounts].MaxEntries = uint32(opts.MaxStacks)
 		spec.Maps[profileMapOffcpuStarts].MaxEntries = maxThreads
+	}
+	if !opts.OffCPU || !opts.OffCPUCFI {
+		spec.Maps[profileMapCfiRules].MaxEntries, spec.Maps[profileMapCfiWanted].MaxEntries = 1, 1
 	}
 
 	// Only the programs the options need are loaded: the switch fix's
@@ -682,6 +686,9 @@ func (p *Profiler) Health() (Health, error) {
 		h.OffCPUDropped += c.OffcpuDropped
 		h.OffCPUShort += c.OffcpuShort
 		h.OffCPUUnended += c.OffcpuUnended
+		h.OffCPUCFIWalks += c.OffcpuCfiWalks
+		h.OffCPUCFIMissing += c.OffcpuCfiMissing
+		h.OffCPUCFIUnsupported += c.OffcpuCfiUnsupported
 		for _, errs := range [][64]uint64{c.OffcpuUserErr, c.OffcpuKernelErr} {
 			for errno, n := range errs {
 				if n != 0 {
@@ -784,6 +791,65 @@ func (p *Profiler) SetRanges(noFP, roots []Range) error {
 		}
 	}
 	return nil
+}
+
+// CFIWanted returns the pcs at which off-CPU walks stopped for want of a
+// CFI rule since the last call (Options.OffCPUCFI), and forgets them: the
+// leaf's ip, or a caller's return address minus one. Answer them with
+// SetCFIRules.
+func (p *Profiler) CFIWanted() ([]uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.objs == nil {
+		return nil, fmt.Errorf("bpf: CFI wanted: %w", ErrClosed)
+	}
+	var (
+		pcs []uint64
+		k   uint64
+		one uint8
+	)
+	it := p.objs.CfiWanted.Iterate()
+	for it.Next(&k, &one) {
+		pcs = append(pcs, k)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("bpf: CFI wanted: %w", err)
+	}
+	for _, k := range pcs {
+		if err := p.objs.CfiWanted.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return nil, fmt.Errorf("bpf: CFI wanted: delete %#x: %w", k, err)
+		}
+	}
+	slices.Sort(pcs)
+	return pcs, nil
+}
+
+// SetCFIRules gives the off-CPU walk (Options.OffCPUCFI) the rules of the
+// pcs CFIWanted returned. A pc whose CFI cannot be followed gets CFA
+// CFAUnsupported, so that it is not asked for again.
+func (p *Profiler) SetCFIRules(rules map[uint64]CFIRule) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.objs == nil {
+		return fmt.Errorf("bpf: set CFI rules: %w", ErrClosed)
+	}
+	for pc, r := range rules {
+		if r.CFA < CFASP || r.CFA > CFAUnsupported {
+			return fmt.Errorf("bpf: set CFI rules: pc %#x: CFA rule %d unknown", pc, r.CFA)
+		}
+		v := profileCfiRule{Cfa: uint32(r.CFA), CfaOff: r.CFAOffset, BpSaved: boolU32(r.BPSaved), BpOff: r.BPOffset}
+		if err := p.objs.CfiRules.Update(pc, &v, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("bpf: set CFI rules: pc %#x: %w", pc, err)
+		}
+	}
+	return nil
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // readPoll is how often ReadSamples drains the ring buffer. It does not

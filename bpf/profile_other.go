@@ -46,6 +46,12 @@ func EnableStats() (io.Closer, error) { return nil, unsupported("run-time stats"
 // RunTime returns (0, 0, false).
 func (p *Profiler) RunTime() (time.Duration, uint64, bool) { return 0, 0, false }
 
+// CFIWanted fails: BPF needs Linux.
+func (p *Profiler) CFIWanted() ([]uint64, error) { return nil, unsupported("reading CFI wanted") }
+
+// SetCFIRules fails: BPF needs Linux.
+func (p *Profiler) SetCFIRules(map[uint64]CFIRule) error { return unsupported("setting CFI rules") }
+
 // SetRanges fails: BPF needs Linux.
 func (p *Profiler) SetRanges(noFP, roots []Range) error { return unsupported("setting ranges") }
 

@@ -57,6 +57,29 @@ const DefaultRingBufferBytes = 16 << 20
 // MaxRanges is the most ranges of each kind Profiler.SetRanges accepts.
 const MaxRanges = 32
 
+// CFA says how a CFIRule finds the canonical frame address (the caller's
+// stack pointer).
+type CFA uint32
+
+// The CFA rules Options.OffCPUCFI follows (the values are the BPF
+// program's).
+const (
+	CFASP          CFA = 1 // rsp + CFAOffset
+	CFABP          CFA = 2 // rbp + CFAOffset
+	CFARoot        CFA = 3 // no caller: the thread's root (DW_CFA_undefined rip)
+	CFAUnsupported CFA = 4 // a rule the walk cannot follow: it stops there
+)
+
+// CFIRule is the CFI row of one pc reduced to what the off-CPU walk needs
+// (Options.OffCPUCFI) on x86-64: the CFA, the return address at CFA-8, and
+// rbp saved at CFA+BPOffset when BPSaved, else unchanged.
+type CFIRule struct {
+	CFA       CFA
+	CFAOffset int32
+	BPSaved   bool
+	BPOffset  int32
+}
+
 // Range is a range of user addresses [Start, End).
 type Range struct {
 	Start, End uint64

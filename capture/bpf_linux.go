@@ -108,7 +108,7 @@ func (b *BPF) Prepare(ctx context.Context, pid int, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if r.stackCopy == bpf.StackCopyAuto {
+	if r.needRanges() {
 		r.setRanges()
 	}
 	b.prepared, b.preparedPID, b.preparedOpts = r, pid, opts
@@ -147,7 +147,7 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 		r.release()
 		return fmt.Errorf("bpf sampler: %w", bpfError(err))
 	}
-	if r.stackCopy == bpf.StackCopyAuto && !r.rangesSet {
+	if r.needRanges() && !r.rangesSet {
 		// Which ranges keep no frame pointer needs the objects' CFI and
 		// symbols (a second for a large binary): sampling runs
 		// meanwhile, auto copying every sample until the ranges are set.
@@ -178,6 +178,9 @@ func (b *BPF) Start(ctx context.Context, pid int, opts Options) error {
 			}
 		}
 	}()
+	if r.opts.OffCPU {
+		go r.answerCFI(ctx)
+	}
 	return nil
 }
 
@@ -217,7 +220,7 @@ func (b *BPF) prepare(ctx context.Context, pid int, opts Options) (*bpfRun, erro
 		return nil, fmt.Errorf("bpf sampler: %w", err)
 	}
 	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
-		SwitchFix: opts.SwitchFix, OffCPU: opts.OffCPU, OffCPUMin: opts.OffCPUMin}
+		SwitchFix: opts.SwitchFix, OffCPU: opts.OffCPU, OffCPUMin: opts.OffCPUMin, OffCPUCFI: opts.OffCPU}
 	prof, err := bpf.Load(bopts)
 	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
 		// The default asks for copies where they work: frame pointers
@@ -241,8 +244,20 @@ func (b *BPF) prepare(ctx context.Context, pid int, opts Options) (*bpfRun, erro
 		readCtx, cancel := context.WithCancel(context.Background())
 		r.stopRead, r.readDone = cancel, make(chan error, 1)
 		go func() { r.readDone <- prof.ReadSamples(readCtx, r.copies.add) }()
+	} else if opts.OffCPU {
+		// The off-CPU walk's CFI rules come from the objects' tables
+		// (answerCFI); no copies are read.
+		r.copies = newCopyUnwinder(syms)
+		r.copies.preload()
 	}
 	return r, nil
+}
+
+// needRanges says whether the program needs the ranges without frame
+// pointers: stack copies auto choose by them, and the off-CPU walk goes by
+// CFI rules in them.
+func (r *bpfRun) needRanges() bool {
+	return r.stackCopy == bpf.StackCopyAuto || r.opts.OffCPU
 }
 
 // setRanges gives StackCopy auto the ranges without frame pointers and
@@ -384,6 +399,9 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 		res.OffCPU.Totals.Dropped, res.OffCPU.Totals.Short = health.OffCPUDropped, health.OffCPUShort
 		res.Health["offcpu_dropped"], res.Health["offcpu_short"] = health.OffCPUDropped, health.OffCPUShort
 		res.Health["offcpu_unended"] = health.OffCPUUnended
+		res.Health["offcpu_cfi_walks"] = health.OffCPUCFIWalks
+		res.Health["offcpu_cfi_missing"] = health.OffCPUCFIMissing
+		res.Health["offcpu_cfi_unsupported"] = health.OffCPUCFIUnsupported
 		var n uint64
 		for errno, c := range health.OffCPUStackErrors {
 			res.Health[fmt.Sprintf("offcpu_stack_errno_%d", errno)] = c

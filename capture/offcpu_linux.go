@@ -5,11 +5,14 @@ package capture
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/capture/symtab"
+	"github.com/flamediff/flamediff/capture/unwind"
 	"github.com/flamediff/flamediff/fold"
 )
 
@@ -122,4 +125,98 @@ func offCPUTotals(counts []bpf.OffCPUCount) fold.OffCPU {
 		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Name, b.Name))
 	})
 	return t
+}
+
+// cfiPoll is how often answerCFI gives the off-CPU walk the rules it asked
+// for: a walk through glibc learns one more frame per round trip.
+const cfiPoll = 20 * time.Millisecond
+
+// answerCFI answers the off-CPU program's requests for CFI rules
+// (bpf.Options.OffCPUCFI) from the objects' unwind tables until the run
+// stops.
+func (r *bpfRun) answerCFI(ctx context.Context) {
+	tick := time.NewTicker(cfiPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.stopped:
+			return
+		case <-tick.C:
+		}
+		pcs, err := r.prof.CFIWanted()
+		if err != nil || len(pcs) == 0 {
+			continue
+		}
+		if err := r.prof.SetCFIRules(r.copies.cfiRules(pcs)); err != nil {
+			return
+		}
+	}
+}
+
+// cfiRules returns the off-CPU walk's rules for pcs (runtime addresses: a
+// leaf's ip or a return address minus one), from the CFI of the objects
+// mapped there; a pc without an object, a table or an FDE, or whose row the
+// walk cannot follow, gets bpf.CFAUnsupported (its walk ends there).
+func (c *copyUnwinder) cfiRules(pcs []uint64) map[uint64]bpf.CFIRule {
+	rules := make(map[uint64]bpf.CFIRule, len(pcs))
+	refreshed := false
+	for _, pc := range pcs {
+		mp, ok := c.syms.Mapped(pc)
+		if !ok && !refreshed {
+			refreshed = true
+			_ = c.syms.Refresh()
+			mp, ok = c.syms.Mapped(pc)
+		}
+		rule := bpf.CFIRule{CFA: bpf.CFAUnsupported}
+		if ok {
+			if o := c.object(mp); o.table != nil {
+				if row, err := o.table.RowAt(pc - mp.Bias); err == nil {
+					rule = cfiRule(row)
+				}
+			}
+		}
+		rules[pc] = rule
+	}
+	return rules
+}
+
+// cfiRule reduces a CFI row to the off-CPU walk's rule: a CFA of rsp or
+// rbp plus an offset, the return address saved at CFA-8 (or none: the
+// thread's root), rbp saved at an offset from the CFA or unchanged.
+// Anything else (expressions, signal frames, registers the walk does not
+// keep) is bpf.CFAUnsupported.
+func cfiRule(row unwind.Row) bpf.CFIRule {
+	bad := bpf.CFIRule{CFA: bpf.CFAUnsupported}
+	if row.Signal || row.CFA.Kind != unwind.RegOffset || row.CFA.Offset != int64(int32(row.CFA.Offset)) {
+		return bad
+	}
+	var r bpf.CFIRule
+	switch row.CFA.Reg {
+	case unwind.RegSP:
+		r.CFA = bpf.CFASP
+	case unwind.RegBP:
+		r.CFA = bpf.CFABP
+	default:
+		return bad
+	}
+	r.CFAOffset = int32(row.CFA.Offset)
+	switch {
+	case row.RA.Kind == unwind.Undefined:
+		return bpf.CFIRule{CFA: bpf.CFARoot}
+	case row.RA.Kind != unwind.Offset || row.RA.Offset != -8:
+		return bad
+	}
+	switch row.BP.Kind {
+	case unwind.Undefined, unwind.SameValue:
+	case unwind.Offset:
+		if row.BP.Offset != int64(int32(row.BP.Offset)) {
+			return bad
+		}
+		r.BPSaved, r.BPOffset = true, int32(row.BP.Offset)
+	default:
+		return bad
+	}
+	return r
 }

@@ -202,6 +202,29 @@ func TestOffCPUTruth(t *testing.T) {
 			t.Errorf("%s: %d voluntary switches, %d calls that each block once", fn, blocked, calls)
 		}
 	}
+	// Stacks through glibc (no frame pointers): path_a and path_b wait in
+	// sleep_us, which calls nanosleep. A frame-pointer walk from glibc's
+	// leaf skips the caller of the leaf's frame (sleep_us); the CFI walk
+	// (bpf.Options.OffCPUCFI) keeps it. Only the first waits, before the
+	// rules are learnt, may lack it.
+	var whole, all int64
+	for _, st := range off.Switches.Stacks {
+		for i, f := range st.Frames {
+			if f == "path_a" || f == "path_b" {
+				all += st.Value
+				if i+1 < len(st.Frames) && st.Frames[i+1] == "sleep_us" {
+					whole += st.Value
+				}
+			}
+		}
+	}
+	t.Logf("CFI walks %d (%d before their rules were learnt, %d unsupported); sleeper waits with sleep_us under their path: %d of %d",
+		res.Health["offcpu_cfi_walks"], res.Health["offcpu_cfi_missing"], res.Health["offcpu_cfi_unsupported"], whole, all)
+	if all == 0 || float64(whole) < 0.97*float64(all) || res.Health["offcpu_cfi_unsupported"] != 0 {
+		t.Errorf("%d of %d sleeper waits have sleep_us under path_a or path_b, %d CFI walks unsupported: want at least 97%% whole through glibc, none unsupported",
+			whole, all, res.Health["offcpu_cfi_unsupported"])
+	}
+
 	share := got[0] / (got[0] + got[1])
 	trueShare := float64(after.ns[0]-before.ns[0]) / float64(after.ns[0]-before.ns[0]+after.ns[1]-before.ns[1])
 	t.Logf("path_a's share of the sleeper's waits: %.4f, true %.4f (by design 0.25)", share, trueShare)
