@@ -92,6 +92,17 @@
 // switches counted are the switch-outs between Start and Stop, as /proc
 // counts them. A thread that left the CPU before Start is not counted.
 //
+// A thread leaves the CPU in a system call, mostly made in glibc, built
+// without frame pointers, where bpf_get_stack's frame-pointer walk skips
+// or loses the callers. With Options.OffCPUCFI, a user stack whose leaf is
+// in a no-frame-pointer range (SetRanges) is walked by the program itself
+// (walk_cfi, in a bpf_loop): a frame in those ranges by its CFI rule from
+// cfi_rules (CFA = rsp or rbp + offset, return address at CFA-8, rbp saved
+// at CFA+offset or unchanged), other frames by frame pointers. The rules
+// are learnt: a pc without one is put in cfi_wanted and that walk falls
+// back to bpf_get_stack; user space reads the pcs (CFIWanted) and answers
+// from the objects' .eh_frame (SetCFIRules).
+//
 // # Stack copies
 //
 // A frame-pointer walk stops, or skips frames, in code built without frame
@@ -290,7 +301,8 @@ type Options struct {
 	// from the caller, lazily: the program asks for the pcs it meets
 	// (Profiler.CFIWanted) and the caller answers from the objects'
 	// .eh_frame (Profiler.SetCFIRules); a walk that meets a pc without a
-	// rule stops there (Health.OffCPUCFIMissing) until the answer comes.
+	// rule falls back to the frame-pointer walk (Health.OffCPUCFIMissing)
+	// until the answer comes.
 	OffCPUCFI bool
 }
 
