@@ -1,0 +1,339 @@
+package benchreport
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flamediff/flamediff/fold"
+)
+
+// The off-CPU fixture: workload "w" on A (the base) and B, two repeats
+// each, 10,000 operations per window. The profiled windows are the
+// 10.11 point-select fixture's run.json and stacks with hand-made
+// off-CPU profiles beside them; the unprofiled windows have /proc's
+// switches alone. Planted (per operation, every repeat alike):
+//
+//	A: network 2.00 cs vol, commit 1.00 vol, update 0.50 invol: 3.50 cs/op
+//	   (3.00 vol, 0.50 invol); time 20 + 10 + 0.5 = 30.50 µs/op
+//	B: network 3.00 vol, commit 8.00 vol + 1.00 invol, update 0.50 invol:
+//	   12.50 cs/op (11.00 vol, 1.50 invol); time 30 + 80 + 10 + 0.5 = 120.50
+//	   µs/op (110.00 vol, 10.50 invol)
+//
+// so B − A is +9.00 cs/op, commit +8.00 (vol +7.00, invol +1.00) and
+// network +1.00 (vol +1.00), and +90.00 µs/op, commit +80.00 and network
+// +10.00. /proc's switches over the profiled windows match the counted
+// ones; over the unprofiled windows they are 7.00 cs/o on A and 20.00 on
+// B (profiling halved A's switching, as on 10.5 once).
+const offOps = 10000
+
+var offProfiles = map[string]struct {
+	switches, time []string
+	vol, invol     int64 // switches counted, = /proc's unless edited
+	unprofiledCS   [2]int64
+}{
+	"A": {
+		switches: []string{
+			"mariadbd;do_command;my_net_read_packet;[voluntary] 20000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[voluntary] 10000",
+			"mariadbd;do_command;dispatch_command;mysql_update;[involuntary] 5000",
+		},
+		time: []string{
+			"mariadbd;do_command;my_net_read_packet;[voluntary] 200000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[voluntary] 100000",
+			"mariadbd;do_command;dispatch_command;mysql_update;[involuntary] 5000",
+		},
+		vol: 30000, invol: 5000, unprofiledCS: [2]int64{60000, 10000},
+	},
+	"B": {
+		switches: []string{
+			"mariadbd;do_command;my_net_read_packet;[voluntary] 30000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[voluntary] 80000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[involuntary] 10000",
+			"mariadbd;do_command;dispatch_command;mysql_update;[involuntary] 5000",
+		},
+		time: []string{
+			"mariadbd;do_command;my_net_read_packet;[voluntary] 300000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[voluntary] 800000",
+			"mariadbd;do_command;dispatch_command;trans_commit_stmt;[involuntary] 100000",
+			"mariadbd;do_command;dispatch_command;mysql_update;[involuntary] 5000",
+		},
+		vol: 110000, invol: 15000, unprofiledCS: [2]int64{180000, 20000},
+	},
+}
+
+// offCPURuns writes the fixture into a temporary directory. edit, when
+// not nil, may change a profiled window's run.json (server, repeat) and
+// return false to leave its off-CPU files out.
+func offCPURuns(t *testing.T, edit func(server string, repeat int, meta map[string]any) bool) []Run {
+	t.Helper()
+	dir := t.TempDir()
+	var runs []Run
+	for _, s := range []string{"A", "B"} {
+		spec := offProfiles[s]
+		for k := 1; k <= 2; k++ {
+			prof := filepath.Join(dir, fmt.Sprintf("%s-%d", s, k))
+			meas := filepath.Join(dir, fmt.Sprintf("%s-%d-unprofiled", s, k))
+			withOff := true
+			copyRun(t, fixtureDir("10.11", "point-select"), prof, func(m map[string]any) {
+				m["label"], m["operations"], m["qps"] = s, offOps, offOps/6.0
+				m["voluntary_ctxt_switches"], m["involuntary_ctxt_switches"] = spec.vol, spec.invol
+				m["off_cpu"] = map[string]any{"voluntary": spec.vol, "involuntary": spec.invol, "proc_voluntary": spec.vol, "proc_involuntary": spec.invol}
+				if edit != nil {
+					withOff = edit(s, k, m)
+				}
+			}, nil)
+			if withOff {
+				for name, lines := range map[string][]string{fold.OffCPUSwitchesFile: spec.switches, fold.OffCPUFile: spec.time} {
+					if err := os.WriteFile(filepath.Join(prof, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			copyRun(t, fixtureDir("10.11", "point-select"), meas, func(m map[string]any) {
+				for _, k := range []string{"samples", "frequency_hz", "event", "unit"} {
+					delete(m, k)
+				}
+				m["label"], m["sampler"], m["window"] = s, "none", "unprofiled"
+				m["operations"], m["qps"] = offOps, offOps/6.0
+				m["voluntary_ctxt_switches"], m["involuntary_ctxt_switches"] = spec.unprofiledCS[0], spec.unprofiledCS[1]
+			}, nil)
+			if err := os.Remove(filepath.Join(meas, fold.StacksFile)); err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, Run{Server: s, Workload: "w", Repeat: k, Dir: prof, MeasureDir: meas})
+		}
+	}
+	return runs
+}
+
+func offOptions(t *testing.T) Options {
+	return Options{Base: "A", Servers: []string{"A", "B"}, Workloads: []string{"w"}, Map: loadMariaDBMap(t)}
+}
+
+// near says a and b agree to the hundredth the tables print.
+func near(a, b float64) bool { return math.Abs(a-b) < 0.005 }
+
+// The planted figures come back: per version, the medians per operation
+// and /proc's over both windows; the changes and their split among
+// subsystems, voluntary and involuntary apart.
+func TestOffCPUPlanted(t *testing.T) {
+	r := mustBuild(t, offCPURuns(t, nil), offOptions(t))
+	if r.OffCPU != OffCPUAll || len(r.OffCPUMissing) != 0 {
+		t.Errorf("OffCPU = %q, OffCPUMissing = %v; want %q and none", r.OffCPU, r.OffCPUMissing, OffCPUAll)
+	}
+	w := r.Workloads[0]
+	for _, tt := range []struct {
+		server                                    string
+		cs, vcs, ics, us, vus, ius, proc, unprofd float64
+	}{
+		{"A", 3.50, 3.00, 0.50, 30.50, 30.00, 0.50, 3.50, 7.00},
+		{"B", 12.50, 11.00, 1.50, 120.50, 110.00, 10.50, 12.50, 20.00},
+	} {
+		v := w.version(tt.server)
+		o := v.OffCPU
+		if o == nil {
+			t.Fatalf("%s: no off-CPU figures", tt.server)
+		}
+		for _, c := range []struct {
+			name string
+			f    *Figure
+			want float64
+		}{
+			{"cs/op", o.CSPerOp, tt.cs}, {"vol cs/op", o.VoluntaryCSPerOp, tt.vcs}, {"invol cs/op", o.InvoluntaryCSPerOp, tt.ics},
+			{"µs/op", o.MicrosPerOp, tt.us}, {"vol µs/op", o.VoluntaryMicrosPerOp, tt.vus}, {"invol µs/op", o.InvoluntaryMicrosPerOp, tt.ius},
+			{"/proc cs/o profiled", o.ProcCSPerOp, tt.proc}, {"cs/o unprofiled", v.CSPerOp, tt.unprofd},
+		} {
+			if c.f == nil || !near(c.f.Median, c.want) || len(c.f.Values) != 2 {
+				t.Errorf("%s %s = %+v, want median %.2f over 2 repeats", tt.server, c.name, c.f, c.want)
+			}
+		}
+		if o.Window != fold.WindowProfiled || o.Repeats != 2 || o.Untrusted != "" || len(o.Warnings) != 0 {
+			t.Errorf("%s: window %q, repeats %d, untrusted %q, warnings %q; want profiled, 2, none", tt.server, o.Window, o.Repeats, o.Untrusted, o.Warnings)
+		}
+	}
+	if rc := w.version("B").OffCPU.Relative.CSPerOp; rc == nil || !near(*rc, 12.5/3.5) {
+		t.Errorf("B relative cs/op = %v, want %.4f", rc, 12.5/3.5)
+	}
+	if len(w.OffCPUComparisons) != 1 {
+		t.Fatalf("OffCPUComparisons = %d, want 1", len(w.OffCPUComparisons))
+	}
+	c := w.OffCPUComparisons[0]
+	for _, tt := range []struct {
+		name                string
+		a                   *OffCPUAttribution
+		unit                string
+		base, target        float64
+		delta, dvol, dinvol float64
+		parts               map[string][3]float64
+	}{
+		{"switches", c.Switches, "cs/op", 3.50, 12.50, 9.00, 8.00, 1.00,
+			map[string][3]float64{"commit": {8.00, 7.00, 1.00}, "network": {1.00, 1.00, 0}, "update": {0, 0, 0}}},
+		{"time", c.Time, "µs/op", 30.50, 120.50, 90.00, 80.00, 10.00,
+			map[string][3]float64{"commit": {80.00, 70.00, 10.00}, "network": {10.00, 10.00, 0}, "update": {0, 0, 0}}},
+	} {
+		a := tt.a
+		if a.Unit != tt.unit || !near(a.BasePerOp, tt.base) || !near(a.TargetPerOp, tt.target) || !near(a.Delta, tt.delta) || !near(a.DeltaVoluntary, tt.dvol) || !near(a.DeltaInvoluntary, tt.dinvol) {
+			t.Errorf("%s: %s %.2f → %.2f, Δ %.2f (vol %.2f, invol %.2f); want %s %.2f → %.2f, Δ %.2f (vol %.2f, invol %.2f)",
+				tt.name, a.Unit, a.BasePerOp, a.TargetPerOp, a.Delta, a.DeltaVoluntary, a.DeltaInvoluntary, tt.unit, tt.base, tt.target, tt.delta, tt.dvol, tt.dinvol)
+		}
+		got := map[string][3]float64{}
+		for _, p := range a.Parts {
+			got[p.Subsystem] = [3]float64{p.Delta, p.DeltaVoluntary, p.DeltaInvoluntary}
+		}
+		for sub, want := range tt.parts {
+			g := got[sub]
+			if !near(g[0], want[0]) || !near(g[1], want[1]) || !near(g[2], want[2]) {
+				t.Errorf("%s: %s Δ = %.2f (vol %.2f, invol %.2f), want %.2f (vol %.2f, invol %.2f)", tt.name, sub, g[0], g[1], g[2], want[0], want[1], want[2])
+			}
+		}
+	}
+	if want := "A → B: of +9.00 cs/op, commit +8.00, network +1.00"; c.Switches.Sentence != want {
+		t.Errorf("switches sentence = %q, want %q", c.Switches.Sentence, want)
+	}
+	md := markdown(t, r)
+	golden(t, "offcpu.md", []byte(md))
+	for _, want := range []string{"Off-CPU profiles: in every profiled window", "| A (base) | 3.50 (3.50–3.50, n=2) |", "| commit | +8.00 | +7.00 | +1.00 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
+
+// A repeat whose counted switches differ from /proc's by 5% gets the
+// switch check's warning, and its cell is marked.
+func TestOffCPUSwitchGap(t *testing.T) {
+	runs := offCPURuns(t, func(s string, k int, m map[string]any) bool {
+		if s == "B" && k == 2 {
+			// /proc saw 5% fewer voluntary switches than were counted.
+			m["voluntary_ctxt_switches"] = math.Round(110000 / 1.05)
+			m["off_cpu"].(map[string]any)["proc_voluntary"] = math.Round(110000 / 1.05)
+		}
+		return true
+	})
+	r := mustBuild(t, runs, offOptions(t))
+	o := r.Workloads[0].version("B").OffCPU
+	if o.Untrusted == "" || len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "repeat 2: OFF-CPU SWITCHES DIFFER") || !strings.Contains(o.Warnings[0], "voluntary 110000 against /proc's 104762") {
+		t.Errorf("B: untrusted %q, warnings %q; want repeat 2's switch warning (110000 against 104762)", o.Untrusted, o.Warnings)
+	}
+	if a := r.Workloads[0].version("A").OffCPU; a.Untrusted != "" || len(a.Warnings) != 0 {
+		t.Errorf("A: untrusted %q, warnings %q; want none", a.Untrusted, a.Warnings)
+	}
+	md := markdown(t, r)
+	for _, want := range []string{"| B ! |", "Δcs/op B !", "B !: the off-CPU switches of repeat 2 differ from /proc's by more than 3%"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
+
+// A run without off-CPU files beside runs with them is listed, with its
+// reason, and the version's figures are over the repeat that has one.
+func TestOffCPUPartial(t *testing.T) {
+	runs := offCPURuns(t, func(s string, k int, m map[string]any) bool {
+		if s == "B" && k == 2 {
+			delete(m, "off_cpu")
+			return false
+		}
+		return true
+	})
+	r := mustBuild(t, runs, offOptions(t))
+	if r.OffCPU != OffCPUSome || len(r.OffCPUMissing) != 1 {
+		t.Fatalf("OffCPU = %q, OffCPUMissing = %+v; want %q and B's repeat 2", r.OffCPU, r.OffCPUMissing, OffCPUSome)
+	}
+	m := r.OffCPUMissing[0]
+	if m.Server != "B" || m.Repeat != 2 || m.Workload != "w" || m.Reason != errNoOffCPU.Error() {
+		t.Errorf("OffCPUMissing[0] = %+v, want w, B, repeat 2: %q", m, errNoOffCPU)
+	}
+	o := r.Workloads[0].version("B").OffCPU
+	if o.Repeats != 1 || len(o.Missing) != 1 || !near(o.CSPerOp.Median, 12.50) || len(o.CSPerOp.Values) != 1 {
+		t.Errorf("B: %d repeat(s), missing %q, cs/op %+v; want 1, repeat 2, 12.50", o.Repeats, o.Missing, o.CSPerOp)
+	}
+	if c := r.Workloads[0].OffCPUComparisons[0]; !near(c.Switches.Delta, 9) {
+		t.Errorf("Δcs/op = %.2f over the repeats with off-CPU profiles, want +9.00", c.Switches.Delta)
+	}
+	md := markdown(t, r)
+	for _, want := range []string{"## Runs without off-CPU profiles", "| w | B | 2 | recorded without off-CPU profiles |", "B: repeat 2: recorded without off-CPU profiles (its off-CPU figures are over the 1 repeat(s) with one)."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	var js map[string]any
+	var b strings.Builder
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b.String()), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js["off_cpu"] != OffCPUSome || len(js["off_cpu_missing"].([]any)) != 1 {
+		t.Errorf("report.json off_cpu = %v, off_cpu_missing = %v", js["off_cpu"], js["off_cpu_missing"])
+	}
+}
+
+// A report without off-CPU profiles says nothing of them.
+func TestOffCPUNone(t *testing.T) {
+	r := mustBuild(t, offCPURuns(t, func(string, int, map[string]any) bool { return false }), offOptions(t))
+	if r.OffCPU != "" || r.Workloads[0].version("A").OffCPU != nil || r.Workloads[0].OffCPUComparisons != nil {
+		t.Errorf("OffCPU = %q, A's %+v, comparisons %v; want none", r.OffCPU, r.Workloads[0].version("A").OffCPU, r.Workloads[0].OffCPUComparisons)
+	}
+	if md := markdown(t, r); strings.Contains(md, "ff-CPU") {
+		t.Errorf("markdown mentions off-CPU profiles:\n%s", md)
+	}
+}
+
+// WriteFiles draws each version's off-CPU graphs and the differential
+// ones from the base, and index.html and report.md link them.
+func TestOffCPUGraphs(t *testing.T) {
+	o := offOptions(t)
+	o.SVG = true
+	r := mustBuild(t, offCPURuns(t, nil), o)
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []struct{ path, want string }{
+		{OffCPUGraphPath("w", "A", "cs"), "context switches"},
+		{OffCPUGraphPath("w", "A", "us"), "off-CPU time"},
+		{OffCPUGraphPath("w", "B", "cs"), "context switches"},
+		{OffCPUGraphPath("w", "B", "us"), "off-CPU time"},
+		{OffCPUDiffGraphPath("w", "A", "B", "cs"), "context switches"},
+		{OffCPUDiffGraphPath("w", "A", "B", "us"), "off-CPU time"},
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(g.path)))
+		if err != nil {
+			t.Errorf("%s: %v", g.path, err)
+			continue
+		}
+		if !strings.Contains(string(data), g.want) || !strings.Contains(string(data), "trans_commit_stmt") {
+			t.Errorf("%s: no %q or trans_commit_stmt in it", g.path, g.want)
+		}
+		d := xml.NewDecoder(strings.NewReader(string(data)))
+		for {
+			if _, err := d.Token(); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Errorf("%s: not well-formed: %v", g.path, err)
+				break
+			}
+		}
+		if !strings.Contains(string(html), `href="`+g.path+`"`) || !strings.Contains(string(md), g.path) {
+			t.Errorf("%s: not linked from index.html or report.md", g.path)
+		}
+	}
+}
