@@ -303,3 +303,54 @@ func (r *Report) renderOffCPUGraphs(w *Workload, draw func(string, string, func(
 		draw(g.title, g.href, func() (*flamegraph.Graph, error) { return flamegraph.LayoutDiff(pick(base), pick(p), o) })
 	}
 }
+
+// writeOffCPUWarnings prints the runs without off-CPU profiles and the
+// cells whose off-CPU switches could not be trusted, for the summary.
+func (r *Report) writeOffCPUWarnings(printf func(string, ...any)) {
+	if off := r.offCPUIntro(); off != "" {
+		printf("%s\n", off)
+	}
+	for _, m := range r.OffCPUMissing {
+		printf("no off-CPU profile: %s on %s, repeat %d: %s\n", m.Workload, m.Server, m.Repeat, m.Reason)
+	}
+	for _, wl := range r.Workloads {
+		for _, v := range wl.Versions {
+			if v.OffCPU == nil {
+				continue
+			}
+			if v.OffCPU.Untrusted != "" {
+				printf("%s off-CPU figures cannot be trusted: %s on %s: %s\n", untrustedMark, wl.Name, v.Server, v.OffCPU.Untrusted)
+			}
+			for _, w := range v.OffCPU.Warnings {
+				printf("warning: %s on %s: %s\n", wl.Name, v.Server, w)
+			}
+		}
+	}
+}
+
+// writeOffCPUSummary prints, per workload with off-CPU comparisons, the
+// change in switches and time off the CPU per operation against the base
+// and their attribution, for the summary.
+func (r *Report) writeOffCPUSummary(printf func(string, ...any)) {
+	for _, wl := range r.Workloads {
+		if len(wl.OffCPUComparisons) == 0 {
+			continue
+		}
+		printf("\n%s: off-CPU per operation against %s (profiled windows)\n", wl.Name, r.Base)
+		for _, c := range wl.OffCPUComparisons {
+			for _, a := range []*OffCPUAttribution{c.Switches, c.Time} {
+				printf("  %s%s: %s %s → %s %s (%s; vol %s, invol %s)\n", c.Server, wl.offFlag(c.Server), a.Quantity, report.F2(a.BasePerOp), report.F2(a.TargetPerOp), a.Unit,
+					report.Signed(a.Delta), report.Signed(a.DeltaVoluntary), report.Signed(a.DeltaInvoluntary))
+				var parts []string
+				for _, p := range a.Parts {
+					if math.Round(p.Delta*100) != 0 {
+						parts = append(parts, p.Subsystem+" "+report.Signed(p.Delta))
+					}
+				}
+				if len(parts) > 0 {
+					printf("    by subsystem (%s): %s\n", a.Unit, strings.Join(parts, ", "))
+				}
+			}
+		}
+	}
+}

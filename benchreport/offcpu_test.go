@@ -1,6 +1,7 @@
 package benchreport
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -200,6 +202,14 @@ func TestOffCPUPlanted(t *testing.T) {
 	}
 	md := markdown(t, r)
 	golden(t, "offcpu.md", []byte(md))
+	var sum bytes.Buffer
+	if err := r.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "offcpu-summary.txt", sum.Bytes())
+	if want := "    by subsystem (cs/op): commit +8.00, network +1.00\n"; !strings.Contains(sum.String(), want) {
+		t.Errorf("summary lacks %q", want)
+	}
 	for _, want := range []string{"Off-CPU profiles: in every profiled window", "| A (base) | 3.50 (3.50–3.50, n=2) |", "| commit | +8.00 | +7.00 | +1.00 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
@@ -334,6 +344,32 @@ func TestOffCPUGraphs(t *testing.T) {
 		}
 		if !strings.Contains(string(html), `href="`+g.path+`"`) || !strings.Contains(string(md), g.path) {
 			t.Errorf("%s: not linked from index.html or report.md", g.path)
+		}
+	}
+}
+
+// Every report.json field of the off-CPU figures is in the schema of the
+// package documentation and of docs/json.md.
+func TestOffCPUSchemaDocumented(t *testing.T) {
+	var fields []string
+	for _, v := range []any{OffCPUFigures{}, OffCPURelative{}, OffCPUComparison{}, OffCPUAttribution{}, OffCPUPart{}} {
+		ty := reflect.TypeOf(v)
+		for i := 0; i < ty.NumField(); i++ {
+			if tag := strings.Split(ty.Field(i).Tag.Get("json"), ",")[0]; tag != "" {
+				fields = append(fields, tag)
+			}
+		}
+	}
+	fields = append(fields, "off_cpu", "off_cpu_missing", "off_cpu_comparisons")
+	for _, f := range []string{"doc.go", "../docs/json.md"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range fields {
+			if !strings.Contains(string(data), `"`+name+`"`) {
+				t.Errorf("%s: no %q in the schema", f, name)
+			}
 		}
 	}
 }

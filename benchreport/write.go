@@ -90,7 +90,9 @@ func (r *Report) writeNoise(printf func(string, ...any)) {
 // WriteSummary writes a short summary for the terminal: the rQPS table,
 // the missing runs, and per workload and version the change in CPU per
 // operation, its attribution and the functions whose self CPU per
-// operation changed most.
+// operation changed most; with off-CPU profiles, the runs without one,
+// the switch checks that failed, and per workload and version the change
+// in switches and time off the CPU per operation and their attribution.
 func (r *Report) WriteSummary(w io.Writer) error {
 	var b bytes.Buffer
 	// printf writes a line of names and figures, cleaned.
@@ -128,6 +130,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			}
 		}
 	}
+	r.writeOffCPUWarnings(printf)
 	r.writeNoise(printf)
 	for _, wl := range r.Workloads {
 		if line := wl.seriesSummary(); line != "" {
@@ -181,6 +184,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			}
 		}
 	}
+	r.writeOffCPUSummary(printf)
 	_, err := w.Write(b.Bytes())
 	return err
 }
