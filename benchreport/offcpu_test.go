@@ -373,3 +373,36 @@ func TestOffCPUSchemaDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The run directories of `flamediff diff --off-cpu`'s golden test
+// (../cmd/flamediff/testdata/offcpu, planted by hand: its README) give
+// the bench report the figures that README plants: 3.20 → 18.20 cs/op,
+// +15.00 of which commit +12.00 (vol +11.10, invol +0.90), network
+// +2.00, update +1.00; 100 → 150 off-CPU µs/op, commit +30, network +15,
+// update +5; and their /proc switches, a few above the counted ones,
+// pass the check.
+func TestOffCPUDiffFixture(t *testing.T) {
+	dir := filepath.Join("..", "cmd", "flamediff", "testdata", "offcpu")
+	runs := []Run{
+		{Server: "10.11", Workload: "update", Dir: filepath.Join(dir, "mariadb-10.11")},
+		{Server: "10.5", Workload: "update", Dir: filepath.Join(dir, "mariadb-10.5")},
+	}
+	r := mustBuild(t, runs, Options{Base: "10.11", Map: loadMariaDBMap(t)})
+	w := r.Workloads[0]
+	if b, v := w.version("10.11").OffCPU, w.version("10.5").OffCPU; b == nil || v == nil || !near(b.CSPerOp.Median, 3.20) || !near(v.CSPerOp.Median, 18.20) ||
+		!near(b.MicrosPerOp.Median, 100) || !near(v.MicrosPerOp.Median, 150) || b.Untrusted != "" || v.Untrusted != "" {
+		t.Fatalf("off-CPU figures 10.11 %+v, 10.5 %+v; want 3.20 and 18.20 cs/op, 100 and 150 µs/op, trusted", b, v)
+	}
+	c := w.OffCPUComparisons[0]
+	if want := "10.11 → 10.5: of +15.00 cs/op, commit +12.00, network +2.00, update +1.00"; c.Switches.Sentence != want {
+		t.Errorf("switches: %q, want %q", c.Switches.Sentence, want)
+	}
+	if want := "10.11 → 10.5: of +50.00 µs/op, commit +30.00, network +15.00, update +5.00"; c.Time.Sentence != want {
+		t.Errorf("time: %q, want %q", c.Time.Sentence, want)
+	}
+	for _, p := range c.Switches.Parts {
+		if p.Subsystem == "commit" && (!near(p.DeltaVoluntary, 11.10) || !near(p.DeltaInvoluntary, 0.90)) {
+			t.Errorf("commit Δvol %.2f, Δinvol %.2f; want +11.10, +0.90", p.DeltaVoluntary, p.DeltaInvoluntary)
+		}
+	}
+}
