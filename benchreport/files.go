@@ -340,7 +340,7 @@ func (r *Report) writeHTML(w io.Writer, graphs, offGraphs map[string][]graphLink
 	}
 	for i, wl := range r.Workloads {
 		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name], OffGraphs: offGraphs[wl.Name], Charts: draw(r.workloadCharts(wl))}
-		if hw.Tables, err = htmlTables(r.workloadSections(wl)); err != nil {
+		if hw.Tables, err = htmlTables(withoutOffGraphs(r.workloadSections(wl))); err != nil {
 			return fmt.Errorf("report html: %w", err)
 		}
 		p.Workloads = append(p.Workloads, hw)

@@ -23,8 +23,7 @@ func (w *Workload) offFlag(server string) string {
 	return ""
 }
 
-// hasOffCPU says whether the workload has any off-CPU figure or a usable
-// run that lacks one beside runs that have.
+// hasOffCPU says whether a version of the workload has off-CPU figures.
 func (w *Workload) hasOffCPU() bool {
 	for _, v := range w.Versions {
 		if v.OffCPU != nil {
@@ -39,7 +38,7 @@ func (w *Workload) hasOffCPU() bool {
 func (r *Report) offCPUIntro() string {
 	switch r.OffCPU {
 	case OffCPUAll:
-		return "Off-CPU profiles: in every profiled window (off-CPU tables and graphs under each workload)."
+		return "Off-CPU profiles: in every profiled window (off-CPU sections under each workload)."
 	case OffCPUSome:
 		return fmt.Sprintf("Off-CPU profiles: in %d profiled window(s) short of all; the runs without one are listed under Runs without off-CPU profiles, and each off-CPU figure is over the repeats that have one.", len(r.OffCPUMissing))
 	}
@@ -262,10 +261,25 @@ type offGraph struct {
 	diff                                      bool
 }
 
+// offGraphsTitle is the title of the section listing the off-CPU graphs
+// in the markdown report; the HTML page shows the graphs themselves.
+const offGraphsTitle = "Off-CPU flame graphs"
+
+// withoutOffGraphs leaves the section listing the off-CPU graphs out.
+func withoutOffGraphs(ss []report.Section) []report.Section {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s.Title != offGraphsTitle {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // offCPUGraphSection lists the workload's off-CPU graphs (markdown and
 // the HTML page, which shows them too).
 func (r *Report) offCPUGraphSection(w *Workload) report.Section {
-	s := report.Section{Title: "Off-CPU flame graphs", Columns: []report.Column{report.TextColumn("graph"), report.TextColumn("file")}}
+	s := report.Section{Title: offGraphsTitle, Columns: []report.Column{report.TextColumn("graph"), report.TextColumn("file")}}
 	for _, g := range r.offCPUGraphs(w) {
 		s.Rows = append(s.Rows, []report.Cell{txt(g.title), txt(g.href)})
 	}
