@@ -236,7 +236,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 			offCPUFigures(v, runsOf[srv])
 		}
 		effects.judge(rep.Alpha)
-		offCPURelative(w, base)
+		offCPURelative(w, base, rep.Alpha)
 		if rows := opts.RowsPerOp[wl]; rows > 0 {
 			rowsThroughput(w, rows)
 		}

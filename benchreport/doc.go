@@ -143,6 +143,7 @@
 //	          "cs_per_op": float, "voluntary_cs_per_op": float, "involuntary_cs_per_op": float,
 //	          "us_per_op": float, "voluntary_us_per_op": float, "involuntary_us_per_op": float
 //	        },
+//	        "cs_per_op_test": test, "us_per_op_test": test, // optional: the repeats against the base's (not for the base)
 //	        "missing": [string],   // optional: the usable repeats without an off-CPU profile, and why
 //	        "warnings": [string],  // optional: a repeat's switch check against /proc (fold.OffCPU.SwitchGap), or why it was not checked
 //	        "untrusted": string    // optional: a repeat's switches differ from /proc's by more than 3%; the off-CPU tables mark the cell "!"

@@ -56,6 +56,12 @@ type OffCPUFigures struct {
 	// Relative holds the medians over the base's; nil for a cell when the
 	// base has no off-CPU figures.
 	Relative *OffCPURelative `json:"relative,omitempty"`
+	// CSPerOpTest and MicrosPerOpTest compare the repeats' cs/op and
+	// off-CPU µs/op with the base's (diff.Compare; the tests of a
+	// workload's off-CPU table judged together); nil for the base, or with
+	// fewer than two repeats with off-CPU profiles on either side.
+	CSPerOpTest     *Test `json:"cs_per_op_test,omitempty"`
+	MicrosPerOpTest *Test `json:"us_per_op_test,omitempty"`
 	// Missing names the usable repeats without an off-CPU profile, and why.
 	Missing []string `json:"missing,omitempty"`
 	// Warnings are the repeats' switch checks against /proc
@@ -255,17 +261,24 @@ func offCPUFigures(v *Version, runs []*loaded) {
 	v.OffCPU = o
 }
 
-// offCPURelative fills every cell's off-CPU figures relative to the base's.
-func offCPURelative(w *Workload, base string) {
+// offCPURelative fills every cell's off-CPU figures relative to the
+// base's, and with repeats their tests against the base's at alpha.
+func offCPURelative(w *Workload, base string, alpha float64) {
 	bv := w.version(base)
 	if bv == nil || bv.OffCPU == nil {
 		return
 	}
 	b := bv.OffCPU
+	var tests family
+	defer func() { tests.judge(alpha) }()
 	for _, v := range w.Versions {
 		o := v.OffCPU
 		if o == nil {
 			continue
+		}
+		if v.Server != base && o.Repeats >= 2 && b.Repeats >= 2 {
+			tests.add(&o.CSPerOpTest, diff.Compare(b.CSPerOp.Values, o.CSPerOp.Values, alpha))
+			tests.add(&o.MicrosPerOpTest, diff.Compare(b.MicrosPerOp.Values, o.MicrosPerOp.Values, alpha))
 		}
 		o.Relative = &OffCPURelative{
 			CSPerOp: rel(o.CSPerOp, b.CSPerOp), VoluntaryCSPerOp: rel(o.VoluntaryCSPerOp, b.VoluntaryCSPerOp),

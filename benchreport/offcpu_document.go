@@ -95,6 +95,7 @@ func (r *Report) offCPUTable(w *Workload) report.Section {
 		s.Columns = append(s.Columns, report.NumColumn("cs/o unprofiled"))
 	}
 	var notes []string
+	var tests []*Test
 	for _, v := range w.Versions {
 		head := txt(r.Base + " (base)")
 		if v.Server != r.Base {
@@ -121,8 +122,8 @@ func (r *Report) offCPUTable(w *Workload) report.Section {
 			rcs, rus = o.Relative.CSPerOp, o.Relative.MicrosPerOp
 		}
 		row := []report.Cell{head,
-			txt(offCell(o.CSPerOp)), txt(opt(o.VoluntaryCSPerOp, report.F2)), txt(opt(o.InvoluntaryCSPerOp, report.F2)), txt(optRatio(rcs)),
-			txt(offCell(o.MicrosPerOp)), txt(opt(o.VoluntaryMicrosPerOp, report.F2)), txt(opt(o.InvoluntaryMicrosPerOp, report.F2)), txt(optRatio(rus)),
+			txt(offCell(o.CSPerOp)), txt(opt(o.VoluntaryCSPerOp, report.F2)), txt(opt(o.InvoluntaryCSPerOp, report.F2)), txt(marked(optRatio(rcs), o.CSPerOpTest)),
+			txt(offCell(o.MicrosPerOp)), txt(opt(o.VoluntaryMicrosPerOp, report.F2)), txt(opt(o.InvoluntaryMicrosPerOp, report.F2)), txt(marked(optRatio(rus), o.MicrosPerOpTest)),
 			txt(offCell(o.ProcCSPerOp)),
 		}
 		if unprofiled {
@@ -133,6 +134,11 @@ func (r *Report) offCPUTable(w *Workload) report.Section {
 			row = append(row, txt(cell))
 		}
 		s.Rows = append(s.Rows, row)
+		for _, t := range []*Test{o.CSPerOpTest, o.MicrosPerOpTest} {
+			if t != nil {
+				tests = append(tests, t)
+			}
+		}
 		for _, m := range o.Missing {
 			notes = append(notes, fmt.Sprintf("%s: %s (its off-CPU figures are over the %d repeat(s) with one).", v.Server, m, o.Repeats))
 		}
@@ -147,6 +153,9 @@ func (r *Report) offCPUTable(w *Workload) report.Section {
 	s.Notes = append(s.Notes, fmt.Sprintf("/proc cs/o profiled: /proc's context switches per operation over the same profiled windows, which the counted switches are checked against (a warning, and %s, when a repeat's differ by more than %d%%).", untrustedMark, fold.OffCPUGapPct))
 	if unprofiled {
 		s.Notes = append(s.Notes, "cs/o unprofiled: /proc's over the windows without a sampler (the throughput table's cs/o); /proc cs/o profiled over it is how much profiling changed switching. The two are never mixed: every other off-CPU figure is the profiled windows'.")
+	}
+	if len(tests) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s before a rel figure: within noise, the repeats' cs/op (or µs/op) against %s's by Welch's t-test and a permutation test. ", noise, r.Base)+familyNote(tests, r.Alpha, "this table"))
 	}
 	s.Notes = append(s.Notes, notes...)
 	return s

@@ -346,6 +346,29 @@ func TestOffCPUGraphs(t *testing.T) {
 			t.Errorf("%s: not linked from index.html or report.md", g.path)
 		}
 	}
+	if n := strings.Count(string(html), ">Off-CPU flame graphs<"); n != 1 {
+		t.Errorf("index.html has %d headings Off-CPU flame graphs, want 1", n)
+	}
+}
+
+// A profiled window with one off-CPU file of the two is listed with the
+// reason, not taken for a run without off-CPU profiles.
+func TestOffCPUOneFile(t *testing.T) {
+	runs := offCPURuns(t, nil)
+	for _, r := range runs {
+		if r.Server == "A" && r.Repeat == 2 {
+			if err := os.Remove(filepath.Join(r.Dir, fold.OffCPUFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := mustBuild(t, runs, offOptions(t))
+	if r.OffCPU != OffCPUSome || len(r.OffCPUMissing) != 1 || !strings.Contains(r.OffCPUMissing[0].Reason, "no offcpu.folded") {
+		t.Fatalf("OffCPU %q, missing %+v; want A's repeat 2 for its missing offcpu.folded", r.OffCPU, r.OffCPUMissing)
+	}
+	if a := r.Workloads[0].version("A").OffCPU; a.Repeats != 1 || !near(a.CSPerOp.Median, 3.50) {
+		t.Errorf("A: %d repeat(s), cs/op %+v; want 1 and 3.50", a.Repeats, a.CSPerOp)
+	}
 }
 
 // Every report.json field of the off-CPU figures is in the schema of the
