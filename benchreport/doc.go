@@ -189,8 +189,9 @@
 //	    //   stacks and operations summed), "delta_per_op": float (rounded to 0.01),
 //	    //   "delta_voluntary_per_op": float, "delta_involuntary_per_op": float,
 //	    //   "parts": [{"subsystem": string, "delta_per_op": float, "delta_voluntary_per_op": float,
-//	    //   "delta_involuntary_per_op": float}] (diff.Attribution, as diff --off-cpu; empty without
-//	    //   subsystems), "sentence": string (optional)}
+//	    //   "delta_involuntary_per_op": float, "base_per_op": figure, "target_per_op": figure,
+//	    //   "round_deltas": [float], "test": test (these four optional: with two repeats or more a side)}]
+//	    //   (diff.Attribution, as diff --off-cpu; empty without subsystems), "sentence": string (optional)}
 //	    "series": {               // optional: with three or more versions with figures (docs/lab.md)
 //	      "servers": [string],     // the versions of the series, in "servers" order
 //	      "tested": bool,          // false: a version has fewer than two repeats, nothing marked

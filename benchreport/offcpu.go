@@ -118,12 +118,21 @@ type OffCPUAttribution struct {
 	Sentence string       `json:"sentence,omitempty"`
 }
 
-// OffCPUPart is one subsystem's share of an OffCPUAttribution.
+// OffCPUPart is one subsystem's share of an OffCPUAttribution. With
+// repeats, Base and Target are the subsystem's figure per operation in
+// each repeat with an off-CPU profile of the two versions, RoundDeltas
+// the differences repeat by repeat (when both have as many), and Test
+// compares Base with Target; the parts of a workload's table are judged
+// together (as Part's).
 type OffCPUPart struct {
-	Subsystem        string  `json:"subsystem"`
-	Delta            float64 `json:"delta_per_op"`
-	DeltaVoluntary   float64 `json:"delta_voluntary_per_op"`
-	DeltaInvoluntary float64 `json:"delta_involuntary_per_op"`
+	Subsystem        string    `json:"subsystem"`
+	Delta            float64   `json:"delta_per_op"`
+	DeltaVoluntary   float64   `json:"delta_voluntary_per_op"`
+	DeltaInvoluntary float64   `json:"delta_involuntary_per_op"`
+	Base             *Figure   `json:"base_per_op,omitempty"`
+	Target           *Figure   `json:"target_per_op,omitempty"`
+	RoundDeltas      []float64 `json:"round_deltas,omitempty"`
+	Test             *Test     `json:"test,omitempty"`
 }
 
 // offRun is the off-CPU profile of one usable run's profiled window.
@@ -368,13 +377,58 @@ func computeOffCPU(rep *Report, w *Workload, present []string, runsOf map[string
 	if err != nil {
 		return fmt.Errorf("benchmark report: %s: off-CPU time: %w", w.Name, err)
 	}
+	var sw, tm family
 	for ti := range ts {
-		w.OffCPUComparisons = append(w.OffCPUComparisons, &OffCPUComparison{
+		c := &OffCPUComparison{
 			Server: labels[ti+1], Window: fold.WindowProfiled,
 			Switches: offAttribution(rs, ti), Time: offAttribution(rt, ti),
-		})
+		}
+		if m.HasSubsystems() {
+			pick := func(o *offRun) *fold.Profile { return o.switches }
+			offPartTests(c.Switches, runsOf[rep.Base], runsOf[c.Server], m, pick, rep.Alpha, &sw)
+			pick = func(o *offRun) *fold.Profile { return o.time }
+			offPartTests(c.Time, runsOf[rep.Base], runsOf[c.Server], m, pick, rep.Alpha, &tm)
+		}
+		w.OffCPUComparisons = append(w.OffCPUComparisons, c)
 	}
+	sw.judge(rep.Alpha)
+	tm.judge(rep.Alpha)
 	return nil
+}
+
+// offPartTests gives each part of a, with two repeats or more with
+// off-CPU profiles on both sides, the subsystem's figure per operation in
+// every repeat (its share of the repeat's profile, picked by pick, times
+// the repeat's per-op total), the differences repeat by repeat, and a
+// test of the base's repeats against the target's, added to f.
+func offPartTests(a *OffCPUAttribution, base, target []*loaded, m *symbolmap.Map, pick func(*offRun) *fold.Profile, alpha float64, f *family) {
+	perRepeat := func(runs []*loaded) map[string][]float64 {
+		out := map[string][]float64{}
+		for _, l := range runs {
+			if l.off == nil {
+				continue
+			}
+			for _, sh := range diff.Subsystems(pick(l.off), m.Subsystem, m.Subsystems()) {
+				out[sh.Name] = append(out[sh.Name], sh.MicrosPerOp)
+			}
+		}
+		return out
+	}
+	bs, ts := perRepeat(base), perRepeat(target)
+	for i := range a.Parts {
+		p := &a.Parts[i]
+		b, t := bs[p.Subsystem], ts[p.Subsystem]
+		if len(b) < 2 || len(t) < 2 {
+			continue
+		}
+		p.Base, p.Target = figureOf(b), figureOf(t)
+		if len(b) == len(t) {
+			for k := range b {
+				p.RoundDeltas = append(p.RoundDeltas, t[k]-b[k])
+			}
+		}
+		f.add(&p.Test, diff.Compare(b, t, alpha))
+	}
 }
 
 // offAttribution is target ti's change per operation in r, with the

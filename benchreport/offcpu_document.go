@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/flamediff/flamediff/flamegraph"
@@ -180,6 +181,7 @@ func (r *Report) offCPUAttributionSection(w *Workload, quantity string, of func(
 		f := w.offFlag(c.Server)
 		s.Columns = append(s.Columns, report.NumColumn("Δ"+unit+" "+c.Server+f), report.NumColumn("Δvol "+c.Server+f), report.NumColumn("Δinvol "+c.Server+f))
 	}
+	var tests []*Test
 	total := []report.Cell{txt("total")}
 	for _, c := range w.OffCPUComparisons {
 		a := of(c)
@@ -198,7 +200,13 @@ func (r *Report) offCPUAttributionSection(w *Workload, quantity string, of func(
 				if p.Subsystem != name {
 					continue
 				}
-				cells = []string{report.Signed(p.Delta), report.Signed(p.DeltaVoluntary), report.Signed(p.DeltaInvoluntary)}
+				cells = []string{marked(report.Signed(p.Delta), p.Test), report.Signed(p.DeltaVoluntary), report.Signed(p.DeltaInvoluntary)}
+				if len(p.RoundDeltas) > 0 {
+					cells[0] += " (" + report.Signed(slices.Min(p.RoundDeltas)) + " to " + report.Signed(slices.Max(p.RoundDeltas)) + ")"
+				}
+				if p.Test != nil {
+					tests = append(tests, p.Test)
+				}
 				for _, x := range []float64{p.Delta, p.DeltaVoluntary, p.DeltaInvoluntary} {
 					nonzero = nonzero || math.Round(x*100) != 0
 				}
@@ -218,6 +226,9 @@ func (r *Report) offCPUAttributionSection(w *Workload, quantity string, of func(
 		} else {
 			s.Notes = append(s.Notes, fmt.Sprintf("%s → %s: %s %s → %s, %s", r.Base, c.Server, unit, report.F2(a.BasePerOp), report.F2(a.TargetPerOp), report.Signed(a.Delta)))
 		}
+	}
+	if len(tests) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("(a to b): the lowest and highest change repeat by repeat (the version's repeat k against the base's repeat k, each the subsystem's share of that repeat's off-CPU profile times its %s). %s: within noise, the subsystem's %s over the repeats of the two versions compared.", unit, noise, unit)+" "+familyNote(tests, r.Alpha, "this table"))
 	}
 	s.Notes = append(s.Notes, "From the profiled windows' off-CPU profiles, each version's repeats pooled (stacks and operations summed over the repeats with an off-CPU profile). Δ: each figure rounded once to 0.01, so that the parts add up to the total; Δvol and Δinvol split the change by the kind of switch (not rounded first: their sum can differ from Δ by 0.01).")
 	return s

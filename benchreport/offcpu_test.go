@@ -210,7 +210,7 @@ func TestOffCPUPlanted(t *testing.T) {
 	if want := "    by subsystem (cs/op): commit +8.00, network +1.00\n"; !strings.Contains(sum.String(), want) {
 		t.Errorf("summary lacks %q", want)
 	}
-	for _, want := range []string{"Off-CPU profiles: in every profiled window", "| A (base) | 3.50 (3.50–3.50, n=2) |", "| commit | +8.00 | +7.00 | +1.00 |"} {
+	for _, want := range []string{"Off-CPU profiles: in every profiled window", "| A (base) | 3.50 (3.50–3.50, n=2) |", "| commit | +8.00 (+8.00 to +8.00) | +7.00 | +1.00 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}
@@ -426,6 +426,49 @@ func TestOffCPUDiffFixture(t *testing.T) {
 	for _, p := range c.Switches.Parts {
 		if p.Subsystem == "commit" && (!near(p.DeltaVoluntary, 11.10) || !near(p.DeltaInvoluntary, 0.90)) {
 			t.Errorf("commit Δvol %.2f, Δinvol %.2f; want +11.10, +0.90", p.DeltaVoluntary, p.DeltaInvoluntary)
+		}
+	}
+}
+
+// Repeats that differ: B's repeat 2 has 1.00 more voluntary switch per
+// operation in commit (9.00 of them, not 8.00). The subsystem's change is
+// +8.00 in round 1 and +9.00 in round 2, the pooled profiles (stacks and
+// operations summed) give +8.50, and B's cs/op are 12.50 and 13.50.
+func TestOffCPURepeatsDiffer(t *testing.T) {
+	runs := offCPURuns(t, func(s string, k int, m map[string]any) bool {
+		if s == "B" && k == 2 {
+			m["voluntary_ctxt_switches"] = 120000
+			oc := m["off_cpu"].(map[string]any)
+			oc["voluntary"], oc["proc_voluntary"] = 120000, 120000
+		}
+		return true
+	})
+	for _, r := range runs {
+		if r.Server == "B" && r.Repeat == 2 {
+			lines := strings.Join(offProfiles["B"].switches, "\n")
+			lines = strings.Replace(lines, "trans_commit_stmt;[voluntary] 80000", "trans_commit_stmt;[voluntary] 90000", 1)
+			if err := os.WriteFile(filepath.Join(r.Dir, fold.OffCPUSwitchesFile), []byte(lines+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := mustBuild(t, runs, offOptions(t))
+	w := r.Workloads[0]
+	b := w.version("B").OffCPU
+	if vals := b.CSPerOp.Values; len(vals) != 2 || !near(vals[0], 12.5) || !near(vals[1], 13.5) || !near(b.CSPerOp.Median, 13) || b.Untrusted != "" {
+		t.Errorf("B cs/op %+v (untrusted %q), want 12.50 and 13.50, median 13.00, trusted", b.CSPerOp, b.Untrusted)
+	}
+	a := w.OffCPUComparisons[0].Switches
+	if !near(a.TargetPerOp, 13) || !near(a.Delta, 9.5) {
+		t.Errorf("pooled: %.2f → %.2f cs/op, Δ %.2f; want 3.50 → 13.00, +9.50", a.BasePerOp, a.TargetPerOp, a.Delta)
+	}
+	for _, p := range a.Parts {
+		if p.Subsystem != "commit" {
+			continue
+		}
+		if !near(p.Delta, 8.5) || len(p.RoundDeltas) != 2 || !near(p.RoundDeltas[0], 8) || !near(p.RoundDeltas[1], 9) ||
+			!near(p.Base.Median, 1) || !near(p.Target.Min, 9) || !near(p.Target.Max, 10) || p.Test == nil {
+			t.Errorf("commit: Δ %.2f, rounds %v, base %+v, target %+v, test %v; want +8.50, [+8 +9], 1.00, 9.00–10.00, a test", p.Delta, p.RoundDeltas, p.Base, p.Target, p.Test)
 		}
 	}
 }
