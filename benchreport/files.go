@@ -41,7 +41,10 @@ type graphLink struct {
 // normalised per operation from the base to each other version,
 // svg/WORKLOAD/BASE-vs-VERSION.svg, and one from the version before each
 // step of the workload's version series to the step's version when the
-// former is not the base, svg/WORKLOAD/PREV-vs-VERSION.svg (Step.Graph).
+// former is not the base, svg/WORKLOAD/PREV-vs-VERSION.svg (Step.Graph);
+// with off-CPU profiles, each version's off-CPU graphs of switches and of
+// time off the CPU (OffCPUGraphPath) and the differential ones from the
+// base (OffCPUDiffGraphPath), shown on index.html apart from the CPU ones.
 // Names with characters other than letters, digits, '.', '_' and '-' have
 // them replaced by '_'. A graph
 // that cannot be drawn is named on the page with the reason; it is not an

@@ -29,7 +29,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // post: the rQPS table first (one row per workload, one column per
 // version), the missing runs, then per workload its cost per operation,
 // relative figures, repeats (with two or more), attribution of the change
-// in CPU per operation, largest self-time changes and subtree breakdowns.
+// in CPU per operation, largest self-time changes, the off-CPU sections
+// (with off-CPU profiles) and subtree breakdowns.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s\n\n", report.EscapeMarkdown(r.title()))
