@@ -198,8 +198,11 @@
 //	      "notes": [string],       // optional: versions left out, why untested, server kinds
 //	      "figures": [series_figure],    // o/s, cpu/o, cs/o, r/o, rKB/o, wKB/o (those measured)
 //	      "subsystems": [series_figure], // optional: each subsystem's µs/op, profiled windows
+//	      "off_cpu": [series_figure], // optional: the off-CPU figures per op of the profiled windows (key "off_cpu.cs_per_op",
+//	                               //   "off_cpu.voluntary_cs_per_op", "off_cpu.involuntary_cs_per_op", "off_cpu.us_per_op"),
+//	                               //   a step's graph the differential off-CPU one (OffCPUDiffGraphPath)
 //	      "families": [{"table": string, "stage": int, "tests": int, "level": float}]
-//	                               // optional: the splits judged together, per table and stage
+//	                               // optional: the splits judged together, per table ("figures", "subsystems", "off_cpu") and stage
 //	    },
 //	    // series_figure: {"name": string, "key": string (the version's field, or
 //	    //   "subsystem_us_per_op"), "medians": [float|null] (per series server),

@@ -515,3 +515,55 @@ func (l *loaded) loadOffCPU(m *symbolmap.Map) {
 	}
 	l.off = o
 }
+
+// seriesOffCPU is the table (SeriesFamily.Table) of the off-CPU series.
+const seriesOffCPU = "off_cpu"
+
+// offCPUSeriesSpecs are the off-CPU figures a version series shows, and
+// the kind of graph ("cs" or "us") of their steps.
+var offCPUSeriesSpecs = []struct {
+	name, key, kind string
+	get             func(*OffCPUFigures) *Figure
+}{
+	{"off-CPU cs/op", "off_cpu.cs_per_op", "cs", func(o *OffCPUFigures) *Figure { return o.CSPerOp }},
+	{"off-CPU vol cs/op", "off_cpu.voluntary_cs_per_op", "cs", func(o *OffCPUFigures) *Figure { return o.VoluntaryCSPerOp }},
+	{"off-CPU invol cs/op", "off_cpu.involuntary_cs_per_op", "cs", func(o *OffCPUFigures) *Figure { return o.InvoluntaryCSPerOp }},
+	{"off-CPU µs/op", "off_cpu.us_per_op", "us", func(o *OffCPUFigures) *Figure { return o.MicrosPerOp }},
+}
+
+// offCPUSeries are the series of the off-CPU figures over the versions
+// vs; nil when none has off-CPU figures.
+func offCPUSeries(vs []*Version) []*SeriesFigure {
+	var out []*SeriesFigure
+	for _, sp := range offCPUSeriesSpecs {
+		values := make([][]float64, len(vs))
+		for i, v := range vs {
+			if v.OffCPU != nil {
+				values[i] = sp.get(v.OffCPU).Values
+			}
+		}
+		if f := newSeriesFigure(sp.name, sp.key, values, report.F2); f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// offCPUStepGraphs names the differential off-CPU graph of every step of
+// the off-CPU series (OffCPUDiffGraphPath from the version before the
+// step), when both versions have off-CPU profiles.
+func offCPUStepGraphs(w *Workload, figs []*SeriesFigure) {
+	for _, f := range figs {
+		kind := "cs"
+		for _, sp := range offCPUSeriesSpecs {
+			if sp.key == f.Key {
+				kind = sp.kind
+			}
+		}
+		for _, st := range f.Steps {
+			if w.offMerged[st.Previous] != nil && w.offMerged[st.Server] != nil {
+				st.Graph = OffCPUDiffGraphPath(w.Name, st.Previous, st.Server, kind)
+			}
+		}
+	}
+}

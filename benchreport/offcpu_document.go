@@ -269,7 +269,25 @@ func (r *Report) offCPUGraphs(w *Workload) []offGraph {
 			continue
 		}
 		for _, k := range kinds {
-			out = append(out, offGraph{title: fmt.Sprintf("%s → %s %s", r.Base, v.Server, k.quantity), href: OffCPUDiffGraphPath(w.Name, r.Base, v.Server, k.kind), server: v.Server, kind: k.kind, quantity: k.quantity, unit: k.unit, diff: true})
+			out = append(out, offGraph{title: fmt.Sprintf("%s → %s %s", r.Base, v.Server, k.quantity), href: OffCPUDiffGraphPath(w.Name, r.Base, v.Server, k.kind), server: v.Server, from: r.Base, kind: k.kind, quantity: k.quantity, unit: k.unit, diff: true})
+		}
+	}
+	// The steps of the off-CPU series not from the base.
+	if w.Series == nil {
+		return out
+	}
+	drawn := map[string]bool{}
+	for _, f := range w.Series.OffCPU {
+		for _, st := range f.Steps {
+			if st.Graph == "" || drawn[st.Graph] || st.Previous == r.Base {
+				continue
+			}
+			drawn[st.Graph] = true
+			k := kinds[0]
+			if strings.HasSuffix(st.Graph, ".offcpu-us.svg") {
+				k = kinds[1]
+			}
+			out = append(out, offGraph{title: fmt.Sprintf("step %s → %s %s", st.Previous, st.Server, k.quantity), href: st.Graph, server: st.Server, from: st.Previous, kind: k.kind, quantity: k.quantity, unit: k.unit, diff: true})
 		}
 	}
 	return out
@@ -277,8 +295,9 @@ func (r *Report) offCPUGraphs(w *Workload) []offGraph {
 
 // offGraph is one off-CPU graph of a workload.
 type offGraph struct {
-	title, href, server, kind, quantity, unit string
-	diff                                      bool
+	// from is the version a differential graph is drawn from.
+	title, href, server, from, kind, quantity, unit string
+	diff                                            bool
 }
 
 // offGraphsTitle is the title of the section listing the off-CPU graphs
@@ -309,7 +328,6 @@ func (r *Report) offCPUGraphSection(w *Workload) report.Section {
 
 // renderOffCPUGraphs draws the workload's off-CPU graphs with draw.
 func (r *Report) renderOffCPUGraphs(w *Workload, draw func(string, string, func() (*flamegraph.Graph, error))) {
-	base := w.offMerged[r.Base]
 	for _, g := range r.offCPUGraphs(w) {
 		p := w.offMerged[g.server]
 		pick := func(q *offPair) *fold.Profile {
@@ -330,11 +348,15 @@ func (r *Report) renderOffCPUGraphs(w *Workload, draw func(string, string, func(
 			draw(g.title, g.href, func() (*flamegraph.Graph, error) { return flamegraph.Layout(pick(p), o) })
 			continue
 		}
-		o.Title = fmt.Sprintf("%s: %s → %s, %s", w.Name, r.Base, g.server, g.quantity)
+		from := w.offMerged[g.from]
+		o.Title = fmt.Sprintf("%s: %s → %s, %s", w.Name, g.from, g.server, g.quantity)
+		if g.from != r.Base {
+			o.Title = fmt.Sprintf("%s: step %s → %s, %s", w.Name, g.from, g.server, g.quantity)
+		}
 		o.Subtitle = fmt.Sprintf("Change in %s per operation (%s); widths follow %s", g.quantity, g.unit, g.server)
 		o.Normalize = flamegraph.NormalizePerOp
-		o.BaseLabel, o.TargetLabel = r.Base, g.server
-		draw(g.title, g.href, func() (*flamegraph.Graph, error) { return flamegraph.LayoutDiff(pick(base), pick(p), o) })
+		o.BaseLabel, o.TargetLabel = g.from, g.server
+		draw(g.title, g.href, func() (*flamegraph.Graph, error) { return flamegraph.LayoutDiff(pick(from), pick(p), o) })
 	}
 }
 

@@ -76,10 +76,17 @@ var offProfiles = map[string]struct {
 // return false to leave its off-CPU files out.
 func offCPURuns(t *testing.T, edit func(server string, repeat int, meta map[string]any) bool) []Run {
 	t.Helper()
+	return offCPURunsOf(t, []string{"A", "B"}, map[string]string{"A": "A", "B": "B"}, edit)
+}
+
+// offCPURunsOf writes the fixture for the servers given, each with the
+// off-CPU profiles of offProfiles[spec[server]].
+func offCPURunsOf(t *testing.T, servers []string, spec map[string]string, edit func(server string, repeat int, meta map[string]any) bool) []Run {
+	t.Helper()
 	dir := t.TempDir()
 	var runs []Run
-	for _, s := range []string{"A", "B"} {
-		spec := offProfiles[s]
+	for _, s := range servers {
+		spec := offProfiles[spec[s]]
 		for k := 1; k <= 2; k++ {
 			prof := filepath.Join(dir, fmt.Sprintf("%s-%d", s, k))
 			meas := filepath.Join(dir, fmt.Sprintf("%s-%d-unprofiled", s, k))
@@ -469,6 +476,59 @@ func TestOffCPURepeatsDiffer(t *testing.T) {
 		if !near(p.Delta, 8.5) || len(p.RoundDeltas) != 2 || !near(p.RoundDeltas[0], 8) || !near(p.RoundDeltas[1], 9) ||
 			!near(p.Base.Median, 1) || !near(p.Target.Min, 9) || !near(p.Target.Max, 10) || p.Test == nil {
 			t.Errorf("commit: Δ %.2f, rounds %v, base %+v, target %+v, test %v; want +8.50, [+8 +9], 1.00, 9.00–10.00, a test", p.Delta, p.RoundDeltas, p.Base, p.Target, p.Test)
+		}
+	}
+}
+
+// A version series whose off-CPU figures step: 1.0 and 1.1 have A's
+// off-CPU profiles, 1.2 B's. The off-CPU series marks the step at 1.2
+// (from 1.1): cs/op 3.50 → 12.50, +257.1%, vol 3.00 → 11.00, invol
+// 0.50 → 1.50, µs/op 30.50 → 120.50; the step's differential off-CPU
+// graph is 1.1 → 1.2, drawn and linked.
+func TestOffCPUSeries(t *testing.T) {
+	servers := []string{"1.0", "1.1", "1.2"}
+	runs := offCPURunsOf(t, servers, map[string]string{"1.0": "A", "1.1": "A", "1.2": "B"}, nil)
+	r := mustBuild(t, runs, Options{Base: "1.0", Servers: servers, Workloads: []string{"w"}, Map: loadMariaDBMap(t), SVG: true})
+	s := r.Workloads[0].Series
+	if s == nil || !s.Tested || len(s.OffCPU) != 4 {
+		t.Fatalf("series %+v: want tested, with 4 off-CPU figures", s)
+	}
+	want := map[string][2]float64{"off-CPU cs/op": {3.5, 12.5}, "off-CPU vol cs/op": {3, 11}, "off-CPU invol cs/op": {0.5, 1.5}, "off-CPU µs/op": {30.5, 120.5}}
+	for _, f := range s.OffCPU {
+		w, cp := want[f.Name], f.ChangePoint
+		if cp == nil || cp.Server != "1.2" || cp.Previous != "1.1" || cp.Direction != stepUp || !near(cp.Before, w[0]) || !near(cp.After, w[1]) || len(f.Steps) != 1 {
+			t.Errorf("%s: change point %+v, %d step(s); want one, at 1.2 from 1.1, up, %.2f → %.2f", f.Name, cp, len(f.Steps), w[0], w[1])
+			continue
+		}
+		kind := "cs"
+		if f.Name == "off-CPU µs/op" {
+			kind = "us"
+		}
+		if g := OffCPUDiffGraphPath("w", "1.1", "1.2", kind); cp.Graph != g {
+			t.Errorf("%s: step graph %q, want %q", f.Name, cp.Graph, g)
+		}
+	}
+	md := markdown(t, r)
+	for _, want := range []string{"### Version series off-CPU (per operation, profiled windows)", "| off-CPU cs/op | 3.50 | 3.50 | 12.50 ▲ step +257.1% |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"cs", "us"} {
+		g := OffCPUDiffGraphPath("w", "1.1", "1.2", kind)
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(g))); err != nil {
+			t.Errorf("step graph: %v", err)
+		}
+		if !strings.Contains(string(html), `href="`+g+`"`) {
+			t.Errorf("index.html does not link %s", g)
 		}
 	}
 }
