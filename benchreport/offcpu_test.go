@@ -532,3 +532,21 @@ func TestOffCPUSeries(t *testing.T) {
 		}
 	}
 }
+
+// Without subsystems in the map, the changes are the totals alone.
+func TestOffCPUNoSubsystems(t *testing.T) {
+	o := offOptions(t)
+	o.Map = nil // symbolmap.Default(): no subsystems
+	r := mustBuild(t, offCPURuns(t, nil), o)
+	c := r.Workloads[0].OffCPUComparisons[0]
+	if !near(c.Switches.Delta, 9) || !near(c.Switches.DeltaVoluntary, 8) || !near(c.Switches.DeltaInvoluntary, 1) || len(c.Switches.Parts) != 0 || c.Switches.Sentence != "" ||
+		!near(c.Time.Delta, 90) || len(c.Time.Parts) != 0 {
+		t.Errorf("switches %+v, time %+v; want +9.00 (vol +8.00, invol +1.00) and +90.00, no parts", c.Switches, c.Time)
+	}
+	md := markdown(t, r)
+	for _, want := range []string{"A → B: cs/op 3.50 → 12.50, +9.00", "A symbol map with subsystems splits these changes among subsystems."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
