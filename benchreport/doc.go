@@ -90,7 +90,7 @@
 //	    "dir": string,             // optional
 //	    "reason": string
 //	  }],
-//	  "off_cpu": string,           // optional: "all" (every usable run's profiled window has an off-CPU profile) or "some"; absent: none has
+//	  "off_cpu": string,           // "all" (every usable run's profiled window has an off-CPU profile), "some" or "none"
 //	  "off_cpu_missing": [{        // optional, with "some": the usable runs without an off-CPU profile
 //	    "workload": string, "server": string, "repeat": int, "dir": string, "reason": string
 //	  }],

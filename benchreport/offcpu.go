@@ -23,10 +23,12 @@ import (
 // the tables put /proc's switches of the same windows and the unprofiled
 // windows' cs/o beside them.
 
-// Report.OffCPU values: every usable run has an off-CPU profile, or some.
+// Report.OffCPU values: every usable run has an off-CPU profile, some,
+// or none.
 const (
 	OffCPUAll  = "all"
 	OffCPUSome = "some"
+	OffCPUNone = "none"
 )
 
 // OffCPUFigures are a cell's off-CPU figures per operation, over the
@@ -467,8 +469,8 @@ func offAttribution(r *diff.Result, ti int) *OffCPUAttribution {
 	return a
 }
 
-// offCPUState is Report.OffCPU: "" when no usable run has an off-CPU
-// profile, OffCPUAll when every one has, else OffCPUSome.
+// offCPUState is Report.OffCPU: OffCPUNone when no usable run has an
+// off-CPU profile, OffCPUAll when every one has, else OffCPUSome.
 // A run whose off-CPU files are there but cannot be read counts as one
 // with a profile for this: it is listed, not taken for a run recorded
 // without them.
@@ -487,7 +489,7 @@ func offCPUState(all []*loaded) string {
 	}
 	switch {
 	case with == 0:
-		return ""
+		return OffCPUNone
 	case without == 0:
 		return OffCPUAll
 	}

@@ -34,10 +34,11 @@ func (w *Workload) hasOffCPU() bool {
 	return false
 }
 
-// offCPUIntro is the report's sentence on off-CPU profiles; "" when no
-// run has one.
+// offCPUIntro is the report's sentence on off-CPU profiles.
 func (r *Report) offCPUIntro() string {
 	switch r.OffCPU {
+	case OffCPUNone:
+		return "Off-CPU profiles: none (no profiled window has offcpu.folded: the lab records them with capture.off_cpu, record with --off-cpu)."
 	case OffCPUAll:
 		return "Off-CPU profiles: in every profiled window (off-CPU sections under each workload)."
 	case OffCPUSome:
@@ -363,8 +364,8 @@ func (r *Report) renderOffCPUGraphs(w *Workload, draw func(string, string, func(
 // writeOffCPUWarnings prints the runs without off-CPU profiles and the
 // cells whose off-CPU switches could not be trusted, for the summary.
 func (r *Report) writeOffCPUWarnings(printf func(string, ...any)) {
-	if off := r.offCPUIntro(); off != "" {
-		printf("%s\n", off)
+	if r.OffCPU == OffCPUAll || r.OffCPU == OffCPUSome {
+		printf("%s\n", r.offCPUIntro())
 	}
 	for _, m := range r.OffCPUMissing {
 		printf("no off-CPU profile: %s on %s, repeat %d: %s\n", m.Workload, m.Server, m.Repeat, m.Reason)

@@ -295,14 +295,16 @@ func TestOffCPUPartial(t *testing.T) {
 	}
 }
 
-// A report without off-CPU profiles says nothing of them.
+// A report without off-CPU profiles says so in its intro, and nothing
+// else of them.
 func TestOffCPUNone(t *testing.T) {
 	r := mustBuild(t, offCPURuns(t, func(string, int, map[string]any) bool { return false }), offOptions(t))
-	if r.OffCPU != "" || r.Workloads[0].version("A").OffCPU != nil || r.Workloads[0].OffCPUComparisons != nil {
+	if r.OffCPU != OffCPUNone || r.Workloads[0].version("A").OffCPU != nil || r.Workloads[0].OffCPUComparisons != nil {
 		t.Errorf("OffCPU = %q, A's %+v, comparisons %v; want none", r.OffCPU, r.Workloads[0].version("A").OffCPU, r.Workloads[0].OffCPUComparisons)
 	}
-	if md := markdown(t, r); strings.Contains(md, "ff-CPU") {
-		t.Errorf("markdown mentions off-CPU profiles:\n%s", md)
+	md := markdown(t, r)
+	if n := strings.Count(md, "ff-CPU"); n != 1 || !strings.Contains(md, "Off-CPU profiles: none") {
+		t.Errorf("markdown mentions off-CPU %d times, want once, in the intro: none", n)
 	}
 }
 

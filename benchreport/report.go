@@ -25,7 +25,7 @@ type Report struct {
 	// placement); "" when no run recorded it.
 	Placement string `json:"placement,omitempty"`
 	// OffCPU says whether the profiled windows have off-CPU profiles:
-	// OffCPUAll (every usable run), OffCPUSome, or "" (none: the report
+	// OffCPUAll (every usable run), OffCPUSome, or OffCPUNone (the report
 	// has no off-CPU figures); OffCPUMissing lists, with OffCPUSome, the
 	// usable runs without one and why.
 	OffCPU        string       `json:"off_cpu,omitempty"`
