@@ -114,6 +114,12 @@ type loaded struct {
 	measQPS float64
 	// unprofiled says that meas is an unprofiled window's.
 	unprofiled bool
+	// off is the profiled window's off-CPU profile; nil without one,
+	// offErr then says why and offAbsent whether it was recorded without
+	// the off-CPU program (no off-CPU file at all).
+	off       *offRun
+	offErr    string
+	offAbsent bool
 	// env is the profiled window's kernel scheduling and wake-up shares,
 	// read before its kernel frames were dropped (env.Kernel false: the
 	// run kept none).
@@ -193,7 +199,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 	}
 	var all []*loaded // every usable run, for the placement
 	for _, wl := range workloads {
-		w := &Workload{Name: wl, Versions: []*Version{}, Subtrees: []*Subtree{}, Comparisons: []*Comparison{}, merged: map[string]*fold.Profile{}}
+		w := &Workload{Name: wl, Versions: []*Version{}, Subtrees: []*Subtree{}, Comparisons: []*Comparison{}, merged: map[string]*fold.Profile{}, offMerged: map[string]*offPair{}}
 		runsOf := make(map[string][]*loaded)
 		var effects family
 		for _, srv := range servers {
@@ -219,6 +225,7 @@ func Build(runs []Run, opts Options) (*Report, error) {
 					reasons = append(reasons, reasonOf(n, k, err))
 					continue
 				}
+				l.loadOffCPU(m)
 				runsOf[srv] = append(runsOf[srv], l)
 			}
 			if len(runsOf[srv]) == 0 {
@@ -226,8 +233,10 @@ func Build(runs []Run, opts Options) (*Report, error) {
 				continue
 			}
 			fillFigures(v, runsOf[srv], rep.Alpha, opts.Hints, &effects)
+			offCPUFigures(v, runsOf[srv])
 		}
 		effects.judge(rep.Alpha)
+		offCPURelative(w, base, rep.Alpha)
 		if rows := opts.RowsPerOp[wl]; rows > 0 {
 			rowsThroughput(w, rows)
 		}
@@ -245,6 +254,9 @@ func Build(runs []Run, opts Options) (*Report, error) {
 	rep.Roots = resolvedRoots(rep, roots)
 	rep.FiguresWindow = figuresWindow(rep)
 	rep.Placement = placementOf(all)
+	if rep.OffCPU = offCPUState(all); rep.OffCPU == OffCPUSome {
+		rep.OffCPUMissing = offCPUMissing(all)
+	}
 	sort.SliceStable(rep.Missing, func(i, j int) bool {
 		a, b := rep.Missing[i], rep.Missing[j]
 		if a.Workload != b.Workload {
@@ -594,6 +606,9 @@ func computeWorkload(rep *Report, w *Workload, runsOf map[string][]*loaded, root
 		if !inAny(r, all) {
 			w.Notes = append(w.Notes, fmt.Sprintf("root %s occurs in no profile of this workload", r))
 		}
+	}
+	if err := computeOffCPU(rep, w, present, runsOf, m); err != nil {
+		return err
 	}
 	subtrees, err := computeSubtrees(rep, w, present, runsOf, wroots)
 	if err != nil {

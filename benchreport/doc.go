@@ -24,7 +24,17 @@
 //     step;
 //   - the rQPS matrix also as aligned plain text and as CSV (rqps.txt,
 //     rqps.csv);
-//   - plain and differential (per-op normalised) flame graphs.
+//   - plain and differential (per-op normalised) flame graphs;
+//   - when the profiled windows carry off-CPU profiles (record --off-cpu,
+//     the lab's capture.off_cpu), per workload and version the switches
+//     and the time off the CPU per operation, voluntary and involuntary
+//     apart, beside /proc's switches of the same windows and the
+//     unprofiled windows' cs/o; the change of each against the base
+//     attributed to the map's subsystems (diff.Compute, as `flamediff diff
+//     --off-cpu`); off-CPU and differential off-CPU flame graphs. A
+//     repeat whose counted switches differ from /proc's by more than 3%
+//     (fold.OffCPU.SwitchGap) is warned about and its cell marked, and a
+//     run without off-CPU files beside runs with them is listed (offcpu.go).
 //
 // A repeat may be two windows (Run.MeasureDir and Run.Dir): one measured
 // without a sampler (run.json "window": "unprofiled"), from which the
@@ -80,6 +90,10 @@
 //	    "dir": string,             // optional
 //	    "reason": string
 //	  }],
+//	  "off_cpu": string,           // "all" (every usable run's profiled window has an off-CPU profile), "some" or "none"
+//	  "off_cpu_missing": [{        // optional, with "some": the usable runs without an off-CPU profile
+//	    "workload": string, "server": string, "repeat": int, "dir": string, "reason": string
+//	  }],
 //	  "workloads": [{              // in Options.Workloads order
 //	    "name": string,
 //	    "rows_per_op": int,        // optional (Options.RowsPerOp): rows each operation reads, e.g. a full scan's table size
@@ -118,6 +132,22 @@
 //	                               //   over the repeats whose run.json records sampled_cpu_seconds
 //	      "sched_wake_pct": figure, // optional: samples in the kernel's scheduling, wake-up and IPI paths, %,
 //	                               //   over the repeats whose profiled window kept kernel frames (the lab's do)
+//	      "off_cpu": {             // optional: off-CPU figures, all from the profiled windows (absent: no repeat has an off-CPU profile)
+//	        "window": string,      // "profiled"
+//	        "repeats": int, "dirs": [string], // the repeats with an off-CPU profile, their profiled windows
+//	        "cs_per_op": figure, "voluntary_cs_per_op": figure, "involuntary_cs_per_op": figure, // switches counted per operation
+//	        "us_per_op": figure, "voluntary_us_per_op": figure, "involuntary_us_per_op": figure, // µs off the CPU per operation, summed over threads
+//	        "proc_cs_per_op": figure, // optional: /proc's switches per operation over the same profiled windows
+//	                               //   (the version's cs_per_op is its figures window's: unprofiled when given)
+//	        "relative": {          // optional: each median / the base's (each optional)
+//	          "cs_per_op": float, "voluntary_cs_per_op": float, "involuntary_cs_per_op": float,
+//	          "us_per_op": float, "voluntary_us_per_op": float, "involuntary_us_per_op": float
+//	        },
+//	        "cs_per_op_test": test, "us_per_op_test": test, // optional: the repeats against the base's (not for the base)
+//	        "missing": [string],   // optional: the usable repeats without an off-CPU profile, and why
+//	        "warnings": [string],  // optional: a repeat's switch check against /proc (fold.OffCPU.SwitchGap), or why it was not checked
+//	        "untrusted": string    // optional: a repeat's switches differ from /proc's by more than 3%; the off-CPU tables mark the cell "!"
+//	      },
 //	      "warnings": [string]     // optional: the stack completeness warning of the least complete repeat, below 99%
 //	    }],
 //	    "subtrees": [{             // one per root
@@ -149,14 +179,30 @@
 //	        "delta_us_per_op": float
 //	      }]
 //	    }],
+//	    "off_cpu_comparisons": [{  // optional: one per version with off-CPU profiles other than the base (which needs them)
+//	      "server": string,
+//	      "window": string,        // "profiled"
+//	      "switches": off_cpu_attribution, "time": off_cpu_attribution
+//	    }],
+//	    // off_cpu_attribution: {"quantity": "context switches"|"off-CPU time", "unit": "cs/op"|"µs/op",
+//	    //   "base_per_op": float, "target_per_op": float (each version's repeats with off-CPU profiles pooled:
+//	    //   stacks and operations summed), "delta_per_op": float (rounded to 0.01),
+//	    //   "delta_voluntary_per_op": float, "delta_involuntary_per_op": float,
+//	    //   "parts": [{"subsystem": string, "delta_per_op": float, "delta_voluntary_per_op": float,
+//	    //   "delta_involuntary_per_op": float, "base_per_op": figure, "target_per_op": figure,
+//	    //   "round_deltas": [float], "test": test (these four optional: with two repeats or more a side)}]
+//	    //   (diff.Attribution, as diff --off-cpu; empty without subsystems), "sentence": string (optional)}
 //	    "series": {               // optional: with three or more versions with figures (docs/lab.md)
 //	      "servers": [string],     // the versions of the series, in "servers" order
 //	      "tested": bool,          // false: a version has fewer than two repeats, nothing marked
 //	      "notes": [string],       // optional: versions left out, why untested, server kinds
 //	      "figures": [series_figure],    // o/s, cpu/o, cs/o, r/o, rKB/o, wKB/o (those measured)
 //	      "subsystems": [series_figure], // optional: each subsystem's µs/op, profiled windows
+//	      "off_cpu": [series_figure], // optional: the off-CPU figures per op of the profiled windows (key "off_cpu.cs_per_op",
+//	                               //   "off_cpu.voluntary_cs_per_op", "off_cpu.involuntary_cs_per_op", "off_cpu.us_per_op"),
+//	                               //   a step's graph the differential off-CPU one (OffCPUDiffGraphPath)
 //	      "families": [{"table": string, "stage": int, "tests": int, "level": float}]
-//	                               // optional: the splits judged together, per table and stage
+//	                               // optional: the splits judged together, per table ("figures", "subsystems", "off_cpu") and stage
 //	    },
 //	    // series_figure: {"name": string, "key": string (the version's field, or
 //	    //   "subsystem_us_per_op"), "medians": [float|null] (per series server),

@@ -139,8 +139,12 @@ func (r *Report) intro() []string {
 	case windowMixed:
 		windows = "throughput and per-op figures from unprofiled windows where the repeat has one, else from its profiled window (see each cell)."
 	}
-	return names.CleanAll([]string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d); %s",
-		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth, windows)})
+	out := []string{fmt.Sprintf("%d workload(s) on %d version(s), %s per cell; symbol map %s; subtrees of %s (depth %d); %s",
+		len(r.Workloads), len(r.Servers), rep, r.Map, strings.Join(r.Roots, ", "), r.Depth, windows)}
+	if off := r.offCPUIntro(); off != "" {
+		out = append(out, off)
+	}
+	return names.CleanAll(out)
 }
 
 // rqpsSection is the table published regression reports lead with.
@@ -206,6 +210,9 @@ func (r *Report) overview() []report.Section {
 	if len(r.Missing) > 0 {
 		out = append(out, r.missingSection())
 	}
+	if len(r.OffCPUMissing) > 0 {
+		out = append(out, r.offCPUMissingSection())
+	}
 	return cleanSections(out)
 }
 
@@ -219,6 +226,7 @@ func (r *Report) workloadSections(w *Workload) []report.Section {
 	if len(w.Comparisons) > 0 {
 		out = append(out, r.attributionSection(w), r.topSelfSection(w))
 	}
+	out = append(out, r.offCPUSections(w)...)
 	if w.Host != nil {
 		out = append(out, r.hostSections(w)...)
 	}

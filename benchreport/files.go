@@ -41,7 +41,10 @@ type graphLink struct {
 // normalised per operation from the base to each other version,
 // svg/WORKLOAD/BASE-vs-VERSION.svg, and one from the version before each
 // step of the workload's version series to the step's version when the
-// former is not the base, svg/WORKLOAD/PREV-vs-VERSION.svg (Step.Graph).
+// former is not the base, svg/WORKLOAD/PREV-vs-VERSION.svg (Step.Graph);
+// with off-CPU profiles, each version's off-CPU graphs of switches and of
+// time off the CPU (OffCPUGraphPath) and the differential ones from the
+// base (OffCPUDiffGraphPath), shown on index.html apart from the CPU ones.
 // Names with characters other than letters, digits, '.', '_' and '-' have
 // them replaced by '_'. A graph
 // that cannot be drawn is named on the page with the reason; it is not an
@@ -52,9 +55,11 @@ type graphLink struct {
 func (r *Report) WriteFiles(dir string) error {
 	files := map[string][]byte{}
 	graphs := map[string][]graphLink{}
+	offGraphs := map[string][]graphLink{}
 	if r.svg {
 		for _, w := range r.Workloads {
 			graphs[w.Name] = r.renderGraphs(w, files)
+			offGraphs[w.Name] = r.drawOffCPUGraphs(w, files)
 		}
 	}
 	var buf bytes.Buffer
@@ -78,7 +83,7 @@ func (r *Report) WriteFiles(dir string) error {
 	}
 	files[RQPSCSVFile] = bytes.Clone(buf.Bytes())
 	buf.Reset()
-	if err := r.writeHTML(&buf, graphs); err != nil {
+	if err := r.writeHTML(&buf, graphs, offGraphs); err != nil {
 		return err
 	}
 	files[HTMLFile] = bytes.Clone(buf.Bytes())
@@ -131,20 +136,7 @@ func DiffGraphPath(workload, base, server string) string {
 func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink {
 	var links []graphLink
 	base := w.merged[r.Base]
-	draw := func(title, href string, layout func() (*flamegraph.Graph, error)) {
-		l := graphLink{Title: names.Clean(title), Href: href}
-		g, err := layout()
-		var b bytes.Buffer
-		if err == nil {
-			err = g.WriteSVG(&b)
-		}
-		if err != nil {
-			l.Href, l.Err = "", names.Clean(err.Error())
-		} else {
-			files[href] = b.Bytes()
-		}
-		links = append(links, l)
-	}
+	draw := drawInto(files, &links)
 	for _, v := range w.Versions {
 		p := w.merged[v.Server]
 		if p == nil {
@@ -176,6 +168,33 @@ func (r *Report) renderGraphs(w *Workload, files map[string][]byte) []graphLink 
 		})
 	}
 	r.renderStepGraphs(w, draw)
+	return links
+}
+
+// drawInto returns a function that lays a graph out, writes it into files
+// at href and adds its link (or the reason it could not be drawn) to links.
+func drawInto(files map[string][]byte, links *[]graphLink) func(string, string, func() (*flamegraph.Graph, error)) {
+	return func(title, href string, layout func() (*flamegraph.Graph, error)) {
+		l := graphLink{Title: names.Clean(title), Href: href}
+		g, err := layout()
+		var b bytes.Buffer
+		if err == nil {
+			err = g.WriteSVG(&b)
+		}
+		if err != nil {
+			l.Href, l.Err = "", names.Clean(err.Error())
+		} else {
+			files[href] = b.Bytes()
+		}
+		*links = append(*links, l)
+	}
+}
+
+// drawOffCPUGraphs draws the workload's off-CPU graphs into files and
+// returns their links.
+func (r *Report) drawOffCPUGraphs(w *Workload, files map[string][]byte) []graphLink {
+	var links []graphLink
+	r.renderOffCPUGraphs(w, drawInto(files, &links))
 	return links
 }
 
@@ -229,6 +248,8 @@ type htmlWorkload struct {
 	Charts []htmlChart
 	Tables template.HTML
 	Graphs []graphLink
+	// OffGraphs are the off-CPU graphs (none without off-CPU profiles).
+	OffGraphs []graphLink
 }
 
 type htmlPage struct {
@@ -300,7 +321,12 @@ nav a { margin-right: 1em; }
 <div class="graphs">
 {{range .Graphs}}<figure>{{if .Err}}<figcaption>{{.Title}}: no graph: {{.Err}}</figcaption>{{else}}<a href="{{.Href}}"><img src="{{.Href}}" alt="flame graph {{.Title}}"></a><figcaption><a href="{{.Href}}">{{.Title}}</a></figcaption>{{end}}</figure>
 {{end}}</div>
-{{end}}{{end}}</body>
+{{if .OffGraphs}}<h3>Off-CPU flame graphs</h3>
+<p class="note">Where the server's threads left the CPU (profiled windows), by context switches and by time off the CPU, in the off-CPU palette (blues; leaves [voluntary] teal, [involuntary] amber); then differential graphs from the base normalised per operation (red: more per operation, blue: less).</p>
+<div class="graphs">
+{{range .OffGraphs}}<figure>{{if .Err}}<figcaption>{{.Title}}: no graph: {{.Err}}</figcaption>{{else}}<a href="{{.Href}}"><img src="{{.Href}}" alt="off-CPU flame graph {{.Title}}"></a><figcaption><a href="{{.Href}}">{{.Title}}</a></figcaption>{{end}}</figure>
+{{end}}</div>
+{{end}}{{end}}{{end}}</body>
 </html>
 {{define "charts"}}{{if .}}<div class="charts">
 {{range .}}<figure>{{if .Err}}<figcaption>{{.Title}}: no chart: {{.Err}}</figcaption>{{else}}{{.SVG}}{{end}}</figure>
@@ -309,15 +335,15 @@ nav a { margin-right: 1em; }
 
 // writeHTML writes index.html: the tables of the markdown report and the
 // flame graphs (linked, shown as images).
-func (r *Report) writeHTML(w io.Writer, graphs map[string][]graphLink) error {
+func (r *Report) writeHTML(w io.Writer, graphs, offGraphs map[string][]graphLink) error {
 	p := htmlPage{Title: r.title(), Intro: r.intro(), SVG: r.svg, Charts: draw(r.overviewCharts())}
 	var err error
 	if p.Overview, err = htmlTables(r.overview()); err != nil {
 		return fmt.Errorf("report html: %w", err)
 	}
 	for i, wl := range r.Workloads {
-		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name], Charts: draw(r.workloadCharts(wl))}
-		if hw.Tables, err = htmlTables(r.workloadSections(wl)); err != nil {
+		hw := htmlWorkload{Name: names.Clean(wl.Name), ID: fmt.Sprintf("w%d-%s", i+1, safeName(wl.Name)), Graphs: graphs[wl.Name], OffGraphs: offGraphs[wl.Name], Charts: draw(r.workloadCharts(wl))}
+		if hw.Tables, err = htmlTables(withoutOffGraphs(r.workloadSections(wl))); err != nil {
 			return fmt.Errorf("report html: %w", err)
 		}
 		p.Workloads = append(p.Workloads, hw)

@@ -59,7 +59,7 @@ func outputs(t *testing.T, r *Report) map[string]string {
 		"markdown": r.WriteMarkdown,
 		"json":     r.WriteJSON,
 		"summary":  r.WriteSummary,
-		"html":     func(w io.Writer) error { return r.writeHTML(w, nil) },
+		"html":     func(w io.Writer) error { return r.writeHTML(w, nil, nil) },
 	} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {

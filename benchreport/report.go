@@ -24,6 +24,12 @@ type Report struct {
 	// Placement says where the runs' servers and clients ran (run.json
 	// placement); "" when no run recorded it.
 	Placement string `json:"placement,omitempty"`
+	// OffCPU says whether the profiled windows have off-CPU profiles:
+	// OffCPUAll (every usable run), OffCPUSome, or OffCPUNone (the report
+	// has no off-CPU figures); OffCPUMissing lists, with OffCPUSome, the
+	// usable runs without one and why.
+	OffCPU        string       `json:"off_cpu,omitempty"`
+	OffCPUMissing []MissingRun `json:"off_cpu_missing,omitempty"`
 
 	svg       bool
 	subsystem func([]string) string
@@ -61,6 +67,12 @@ type Workload struct {
 	RowsPerOp      int    `json:"rows_per_op,omitempty"`
 	ThroughputUnit string `json:"throughput_unit,omitempty"`
 
+	// OffCPUComparisons compare the base's off-CPU profiles with each
+	// other version's that has them; nil when the base has none.
+	OffCPUComparisons []*OffCPUComparison `json:"off_cpu_comparisons,omitempty"`
+
+	// offMerged holds each version's off-CPU profiles, repeats merged.
+	offMerged map[string]*offPair
 	// merged holds each usable version's repeats merged, with the median
 	// per-op figures (see the package documentation), by server.
 	merged map[string]*fold.Profile
@@ -149,6 +161,12 @@ type Version struct {
 	// stacks reach a thread root least often, when it is below
 	// diff.CompleteEnough.
 	Warnings []string `json:"warnings,omitempty"`
+	// OffCPU are the off-CPU figures of the profiled windows; nil when no
+	// repeat has an off-CPU profile.
+	OffCPU *OffCPUFigures `json:"off_cpu,omitempty"`
+	// offMissing says why no repeat has an off-CPU profile, when OffCPU
+	// is nil.
+	offMissing string
 }
 
 // Outlier is one repeat of a cell whose figure stands out from the others.

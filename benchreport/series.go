@@ -57,13 +57,17 @@ type Series struct {
 	// profiled windows (a map with subsystems), judged as another.
 	Figures    []*SeriesFigure `json:"figures"`
 	Subsystems []*SeriesFigure `json:"subsystems,omitempty"`
+	// OffCPU are the series of the off-CPU figures per operation of the
+	// profiled windows (cs/op, vol and invol cs/op, off-CPU µs/op), judged
+	// as a third family; nil without off-CPU profiles (offcpu.go).
+	OffCPU []*SeriesFigure `json:"off_cpu,omitempty"`
 	// Families are the families the splits were judged in, one per table
 	// and stage.
 	Families []SeriesFamily `json:"families,omitempty"`
 }
 
 // SeriesFamily is one family of splits judged together (diff.Family):
-// Table is "figures" or "subsystems", Stage 1 for the change points, Tests
+// Table is "figures", "subsystems" or "off_cpu", Stage 1 for the change points, Tests
 // how many splits, Level the cutoff they came to.
 type SeriesFamily struct {
 	Table string  `json:"table"`
@@ -329,6 +333,7 @@ func computeSeries(rep *Report, w *Workload, runsOf map[string][]*loaded, m *sym
 	if m.HasSubsystems() {
 		s.Subsystems = subsystemSeries(vs, runsOf, m)
 	}
+	s.OffCPU = offCPUSeries(vs)
 	if len(left) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("Left out of the series (no usable run): %s.", strings.Join(left, ", ")))
 	}
@@ -345,7 +350,9 @@ func computeSeries(rep *Report, w *Workload, runsOf map[string][]*loaded, m *sym
 	}
 	if s.Tested {
 		s.Families = append(findSteps(s.Figures, s.Servers, rep.Alpha, "figures"), findSteps(s.Subsystems, s.Servers, rep.Alpha, "subsystems")...)
+		s.Families = append(s.Families, findSteps(s.OffCPU, s.Servers, rep.Alpha, seriesOffCPU)...)
 		if rep.svg {
+			offCPUStepGraphs(w, s.OffCPU)
 			for _, f := range slices.Concat(s.Figures, s.Subsystems) {
 				for _, st := range f.Steps {
 					if w.merged[st.Previous] != nil && w.merged[st.Server] != nil {
@@ -414,6 +421,10 @@ func (r *Report) seriesSections(w *Workload) []report.Section {
 		out = append(out, r.seriesSection(w, s.Subsystems, "subsystems",
 			"Version series by subsystem (µs/op, profiled windows)"))
 	}
+	if len(s.OffCPU) > 0 {
+		out = append(out, r.seriesSection(w, s.OffCPU, seriesOffCPU,
+			"Version series off-CPU (per operation, profiled windows)"))
+	}
 	return out
 }
 
@@ -466,9 +477,12 @@ func (r *Report) seriesSection(w *Workload, figs []*SeriesFigure, table, title s
 		row = append(row, cp)
 		sec.Rows = append(sec.Rows, row)
 	}
-	if table == "figures" {
+	switch table {
+	case "figures":
 		sec.Notes = append(sec.Notes, "Each figure over the versions in the config's order, taken as release order: medians over the repeats (the throughput and cost table's).")
-	} else {
+	case seriesOffCPU:
+		sec.Notes = append(sec.Notes, "Each off-CPU figure per operation of the profiled windows (the off-CPU table's), medians over the repeats with an off-CPU profile; a version without one is \"-\".")
+	default:
 		sec.Notes = append(sec.Notes, "Each subsystem's CPU µs per operation in the profiled windows (its share of each repeat's profile times that repeat's cpu/o, as in the attribution), medians over the repeats.")
 	}
 	if hidden > 0 {
@@ -478,7 +492,7 @@ func (r *Report) seriesSection(w *Workload, figs []*SeriesFigure, table, title s
 	if !s.Tested {
 		return sec
 	}
-	if table == "subsystems" {
+	if table != "figures" {
 		sec.Notes = append(sec.Notes, "▲ step / ▼ step: as in the version series above, by the same rule; this table's splits are a family of their own.")
 	} else {
 		sec.Notes = append(sec.Notes, "▲ step / ▼ step marks the version at which a figure stepped beyond the noise and stayed, with the change from the median of the repeats before (from the first version, or the previous step) to the median of the repeats from it on. "+
@@ -512,9 +526,9 @@ func (w *Workload) seriesSummary() string {
 		return head + "no step can be marked (fewer than two repeats per version)"
 	}
 	var steps []string
-	for i, f := range slices.Concat(s.Figures, s.Subsystems) {
+	for i, f := range slices.Concat(s.Figures, s.Subsystems, s.OffCPU) {
 		name := f.Name
-		if i >= len(s.Figures) {
+		if i >= len(s.Figures) && i < len(s.Figures)+len(s.Subsystems) {
 			name += " µs/op"
 		}
 		for _, st := range f.Steps {

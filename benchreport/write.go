@@ -29,7 +29,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // post: the rQPS table first (one row per workload, one column per
 // version), the missing runs, then per workload its cost per operation,
 // relative figures, repeats (with two or more), attribution of the change
-// in CPU per operation, largest self-time changes and subtree breakdowns.
+// in CPU per operation, largest self-time changes, the off-CPU sections
+// (with off-CPU profiles) and subtree breakdowns.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# %s\n\n", report.EscapeMarkdown(r.title()))
@@ -90,7 +91,9 @@ func (r *Report) writeNoise(printf func(string, ...any)) {
 // WriteSummary writes a short summary for the terminal: the rQPS table,
 // the missing runs, and per workload and version the change in CPU per
 // operation, its attribution and the functions whose self CPU per
-// operation changed most.
+// operation changed most; with off-CPU profiles, the runs without one,
+// the switch checks that failed, and per workload and version the change
+// in switches and time off the CPU per operation and their attribution.
 func (r *Report) WriteSummary(w io.Writer) error {
 	var b bytes.Buffer
 	// printf writes a line of names and figures, cleaned.
@@ -128,6 +131,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			}
 		}
 	}
+	r.writeOffCPUWarnings(printf)
 	r.writeNoise(printf)
 	for _, wl := range r.Workloads {
 		if line := wl.seriesSummary(); line != "" {
@@ -181,6 +185,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			}
 		}
 	}
+	r.writeOffCPUSummary(printf)
 	_, err := w.Write(b.Bytes())
 	return err
 }

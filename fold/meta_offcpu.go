@@ -1,5 +1,11 @@
 package fold
 
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
 // OffCPU is the off-CPU profile of a run (run.json "off_cpu"): the totals
 // of offcpu.folded and offcpu-switches.folded over the window, and /proc's
 // context switches over the same window to check them against.
@@ -46,4 +52,40 @@ type OffCPUThread struct {
 	// the window less their run time (schedstat): what Seconds should be
 	// for threads that lived through the window.
 	WallMinusCPUSeconds float64 `json:"wall_minus_cpu_seconds,omitempty"`
+}
+
+// OffCPUSlack is the difference in switches SwitchGap lets pass whatever
+// the counts: the program counts from the sampler's start to its stop,
+// /proc's figures are read just inside that, and a few threads may switch
+// in between.
+const OffCPUSlack = 5
+
+// OffCPUGapPct is the largest difference, in percent of /proc's count,
+// SwitchGap lets pass between the switches counted and /proc's.
+const OffCPUGapPct = 3
+
+// SwitchGap is the warning of an off-CPU profile whose switches differ
+// from /proc's over the same window by more than OffCPUGapPct percent
+// and more than OffCPUSlack switches, voluntary or involuntary; "" when
+// they do not, or with a minimum stretch (MinBlockMicros), which leaves
+// switches out on purpose. record warns with it as it writes run.json,
+// the bench report as it reads one.
+func (t *OffCPU) SwitchGap() string {
+	if t == nil || t.MinBlockMicros > 0 {
+		return ""
+	}
+	var off []string
+	for _, k := range []struct {
+		kind      string
+		got, want int64
+	}{{"voluntary", t.Voluntary, t.ProcVoluntary}, {"involuntary", t.Involuntary, t.ProcInvoluntary}} {
+		if d := math.Abs(float64(k.got - k.want)); d > OffCPUSlack && d > OffCPUGapPct/100.0*float64(k.want) {
+			off = append(off, fmt.Sprintf("%s %d against /proc's %d", k.kind, k.got, k.want))
+		}
+	}
+	if len(off) == 0 {
+		return ""
+	}
+	return "OFF-CPU SWITCHES DIFFER: the off-CPU profile counted " + strings.Join(off, ", ") +
+		" (more than 3%): threads blocked since before the window are not in it, and a thread that exited in the window is not in /proc's sum"
 }

@@ -14,27 +14,6 @@ import (
 	"github.com/flamediff/flamediff/workload/procstat"
 )
 
-func TestOffCPUGap(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		t    fold.OffCPU
-		want string // "" or part of the warning
-	}{
-		{"equal", fold.OffCPU{Voluntary: 1000, ProcVoluntary: 1000, Involuntary: 10, ProcInvoluntary: 10}, ""},
-		{"within 3%", fold.OffCPU{Voluntary: 1029, ProcVoluntary: 1000, Involuntary: 97, ProcInvoluntary: 100}, ""},
-		{"voluntary off", fold.OffCPU{Voluntary: 1040, ProcVoluntary: 1000}, "voluntary 1040 against /proc's 1000"},
-		{"involuntary off", fold.OffCPU{Voluntary: 5, ProcVoluntary: 5, Involuntary: 90, ProcInvoluntary: 100}, "involuntary 90 against /proc's 100"},
-		{"a few apart", fold.OffCPU{Voluntary: 5, ProcVoluntary: 5, Involuntary: 32, ProcInvoluntary: 31}, ""},
-		{"none in /proc", fold.OffCPU{Involuntary: 6}, "involuntary 6 against /proc's 0"},
-		{"minimum", fold.OffCPU{Voluntary: 10, ProcVoluntary: 1000, MinBlockMicros: 100}, ""},
-	} {
-		got := offCPUGap(&tt.t)
-		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
-			t.Errorf("%s: offCPUGap(%+v) = %q, want %q", tt.name, tt.t, got, tt.want)
-		}
-	}
-}
-
 func TestOffCPUFigures(t *testing.T) {
 	m := &fold.Meta{WindowSeconds: 2, VoluntaryCtxSwitches: 70, InvoluntaryCtxSwitches: 3}
 	in := fold.OffCPU{Seconds: 3.5, Voluntary: 69, Threads: []fold.OffCPUThread{{Name: "a", Threads: 2, Seconds: 3.5}, {Name: "b"}}}

@@ -473,7 +473,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	res.Profile.Meta = r.meta
 	if res.OffCPU != nil {
 		r.meta.OffCPU = offCPUFigures(res.OffCPU.Totals, r.meta, r.accounted, c.OffCPUMin)
-		if w := offCPUGap(r.meta.OffCPU); w != "" {
+		if w := r.meta.OffCPU.SwitchGap(); w != "" {
 			res.Warnings = append(res.Warnings, w)
 			r.meta.Warnings = append(r.meta.Warnings, w)
 			r.progress(Status{Phase: PhaseWarning, Message: w})

@@ -303,7 +303,12 @@ func subsystemMicrosCells(r *diff.Result, sub diff.SubsystemDiff) []string {
 // chain, chain (its functions joined by ';') and per profile the share of
 // the chain's end. Off-CPU profiles' per-op columns say their unit:
 // offcpu_us_per_op (off-CPU time) or cs_per_op (switches) in place of
-// us_per_op.
+// us_per_op, and more columns follow the chain's: per profile
+// LABEL_voluntary and LABEL_involuntary (a function's inclusive value or a
+// subsystem's, split by the kind of switch), then per target
+// delta_voluntary_UNIT_TARGET and delta_involuntary_UNIT_TARGET (a
+// subsystem's change per operation of each kind, the Δvol and Δinvol of
+// the text table).
 func diffCSVHeader(r *diff.Result) []string {
 	u := csvPerOp(r.Summaries[0].Profile)
 	h := []string{"kind", "name", "only_in"}
@@ -317,6 +322,14 @@ func diffCSVHeader(r *diff.Result) []string {
 	for _, l := range r.Labels() {
 		h = append(h, l+"_chain_end_pct")
 	}
+	if r.Summaries[0].Profile.OffCPU {
+		for _, l := range r.Labels() {
+			h = append(h, l+"_voluntary", l+"_involuntary")
+		}
+		for _, l := range r.Labels()[1:] {
+			h = append(h, "delta_voluntary_"+u+"_"+l, "delta_involuntary_"+u+"_"+l)
+		}
+	}
 	return h
 }
 
@@ -324,11 +337,16 @@ func diffCSVHeader(r *diff.Result) []string {
 type diffCSV struct {
 	r    *diff.Result
 	np   int
+	off  bool // off-CPU: the kind columns follow the chain's
 	rows [][]string
 }
 
 func (c *diffCSV) row(kind, name, onlyIn string) []string {
-	row := make([]string, 3+6*c.np+4*(c.np-1)+1+c.np)
+	n := 3 + 6*c.np + 4*(c.np-1) + 1 + c.np
+	if c.off {
+		n += 2*c.np + 2*(c.np-1)
+	}
+	row := make([]string, n)
 	row[0], row[1], row[2] = kind, name, onlyIn
 	return row
 }
@@ -340,17 +358,25 @@ func (c *diffCSV) tcol(t int) int   { return 3 + 6*c.np + 4*t }
 func (c *diffCSV) chainCol() int    { return 3 + 6*c.np + 4*(c.np-1) }
 func (c *diffCSV) add(row []string) { c.rows = append(c.rows, row) }
 
+// kcol is the voluntary column of profile p (off-CPU), kdcol the
+// voluntary change column of target t.
+func (c *diffCSV) kcol(p int) int  { return c.chainCol() + 1 + c.np + 2*p }
+func (c *diffCSV) kdcol(t int) int { return c.chainCol() + 1 + 3*c.np + 2*t }
+
 // DiffCSV writes the CSV of `flamediff diff`: the first n functions (0:
 // all), the subsystems, every subtree row and the attributions, names
 // whole.
 func DiffCSV(w io.Writer, r *diff.Result, n int) error {
-	c := &diffCSV{r: r, np: len(r.Summaries)}
+	c := &diffCSV{r: r, np: len(r.Summaries), off: r.Summaries[0].Profile.OffCPU}
 	for _, f := range top(r.Functions, n) {
 		row := c.row("function", f.Name, f.OnlyIn)
 		for p, sh := range f.Profiles {
 			i := c.pcol(p)
 			row[i], row[i+1], row[i+2], row[i+3] = Int(sh.Inclusive), Int(sh.Self), F2(sh.InclusivePct), F2(sh.SelfPct)
 			row[i+4], row[i+5] = OptF2(r.HasPerOp, sh.InclusiveMicrosPerOp), OptF2(r.HasPerOp, sh.SelfMicrosPerOp)
+			if c.off {
+				row[c.kcol(p)], row[c.kcol(p)+1] = Int(sh.Voluntary), Int(sh.Involuntary)
+			}
 		}
 		for t := range f.DeltaPP {
 			i := c.tcol(t)
@@ -366,6 +392,12 @@ func DiffCSV(w io.Writer, r *diff.Result, n int) error {
 		for p, v := range sub.Profiles {
 			i := c.pcol(p)
 			row[i], row[i+2], row[i+4] = Int(v.Value), F2(v.Pct), OptF2(r.HasPerOp, v.MicrosPerOp)
+			if c.off {
+				row[c.kcol(p)], row[c.kcol(p)+1] = Int(v.Voluntary), Int(v.Involuntary)
+			}
+		}
+		if c.off && r.HasPerOp {
+			copy(row[c.kdcol(0):], kindDeltaCells(r, sub))
 		}
 		for t := range sub.DeltaPP {
 			i := c.tcol(t)
