@@ -111,6 +111,15 @@ type OffCPU struct {
 	// (Seconds, Voluntary, Involuntary, Dropped, Short, Threads; the
 	// /proc figures are for the caller to fill).
 	Totals fold.OffCPU
+	// ByTID holds each thread's switches counted, by thread id, so that
+	// the caller can compare them with /proc's over the threads /proc
+	// can count (not those that exited in the window).
+	ByTID map[int]ThreadSwitches
+}
+
+// ThreadSwitches are the switches of one thread, by kind.
+type ThreadSwitches struct {
+	Voluntary, Involuntary int64
 }
 
 // Result is what one sampling window produced.

@@ -67,6 +67,16 @@ func foldOffCPU(counts []bpf.OffCPUCount, syms *symtab.Process, kern *symtab.Ker
 		return nil, err
 	}
 	out.Totals = offCPUTotals(counts)
+	out.ByTID = map[int]ThreadSwitches{}
+	for _, c := range counts {
+		s := out.ByTID[int(c.TID)]
+		if c.Voluntary {
+			s.Voluntary += int64(c.Switches)
+		} else {
+			s.Involuntary += int64(c.Switches)
+		}
+		out.ByTID[int(c.TID)] = s
+	}
 	return out, nil
 }
 

@@ -68,9 +68,14 @@ type Meta struct {
 	OpsCounter string `json:"ops_counter,omitempty"`
 	// QPS is Operations / WindowSeconds.
 	QPS float64 `json:"qps,omitempty"`
-	// Context switches of the server process over the window.
+	// Context switches of the server process over the window, thread by
+	// thread (/proc/PID/task/TID/status): of the threads alive at its end.
 	VoluntaryCtxSwitches   int64 `json:"voluntary_ctxt_switches,omitempty"`
 	InvoluntaryCtxSwitches int64 `json:"involuntary_ctxt_switches,omitempty"`
+	// ExitedThreads counts the server's threads that exited in the window:
+	// their switches in it are not in the two counts above (the kernel
+	// keeps none for an exited thread).
+	ExitedThreads int `json:"exited_threads,omitempty"`
 	// Storage I/O of the server process over the window (/proc/PID/io).
 	ReadOps  int64   `json:"read_ops,omitempty"`
 	WriteOps int64   `json:"write_ops,omitempty"`

@@ -37,6 +37,14 @@ type OffCPU struct {
 	Short   uint64 `json:"short,omitempty"`
 	// Threads splits the totals by thread name, most time first.
 	Threads []OffCPUThread `json:"threads,omitempty"`
+	// ExitedThreads counts the threads that left the CPU in the window
+	// and had exited by its end, and ExitedVoluntary and
+	// ExitedInvoluntary their switches (in Voluntary and Involuntary):
+	// /proc keeps no count of an exited thread, so SwitchGap compares
+	// the others' with /proc's.
+	ExitedThreads     int   `json:"exited_threads,omitempty"`
+	ExitedVoluntary   int64 `json:"exited_voluntary,omitempty"`
+	ExitedInvoluntary int64 `json:"exited_involuntary,omitempty"`
 }
 
 // OffCPUThread is the off-CPU time and switches of the threads of one
@@ -64,8 +72,9 @@ const OffCPUSlack = 5
 // SwitchGap lets pass between the switches counted and /proc's.
 const OffCPUGapPct = 3
 
-// SwitchGap is the warning of an off-CPU profile whose switches differ
-// from /proc's over the same window by more than OffCPUGapPct percent
+// SwitchGap is the warning of an off-CPU profile whose switches (less
+// those of threads that exited in the window, which /proc cannot count)
+// differ from /proc's over the same window by more than OffCPUGapPct percent
 // and more than OffCPUSlack switches, voluntary or involuntary; "" when
 // they do not, or with a minimum stretch (MinBlockMicros), which leaves
 // switches out on purpose. record warns with it as it writes run.json,
@@ -78,7 +87,7 @@ func (t *OffCPU) SwitchGap() string {
 	for _, k := range []struct {
 		kind      string
 		got, want int64
-	}{{"voluntary", t.Voluntary, t.ProcVoluntary}, {"involuntary", t.Involuntary, t.ProcInvoluntary}} {
+	}{{"voluntary", t.Voluntary - t.ExitedVoluntary, t.ProcVoluntary}, {"involuntary", t.Involuntary - t.ExitedInvoluntary, t.ProcInvoluntary}} {
 		if d := math.Abs(float64(k.got - k.want)); d > OffCPUSlack && d > OffCPUGapPct/100.0*float64(k.want) {
 			off = append(off, fmt.Sprintf("%s %d against /proc's %d", k.kind, k.got, k.want))
 		}
@@ -86,6 +95,10 @@ func (t *OffCPU) SwitchGap() string {
 	if len(off) == 0 {
 		return ""
 	}
-	return "OFF-CPU SWITCHES DIFFER: the off-CPU profile counted " + strings.Join(off, ", ") +
-		" (more than 3%): threads blocked since before the window are not in it, and a thread that exited in the window is not in /proc's sum"
+	exited := ""
+	if t.ExitedThreads > 0 {
+		exited = fmt.Sprintf(", leaving out the %d threads that exited in the window", t.ExitedThreads)
+	}
+	return "OFF-CPU SWITCHES DIFFER: the off-CPU profile counted " + strings.Join(off, ", ") + exited +
+		" (more than 3%): threads blocked since before the window are not in it"
 }

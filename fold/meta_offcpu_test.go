@@ -18,6 +18,11 @@ func TestOffCPUSwitchGap(t *testing.T) {
 		{"a few apart", OffCPU{Voluntary: 5, ProcVoluntary: 5, Involuntary: 32, ProcInvoluntary: 31}, ""},
 		{"none in /proc", OffCPU{Involuntary: 6}, "involuntary 6 against /proc's 0"},
 		{"minimum", OffCPU{Voluntary: 10, ProcVoluntary: 1000, MinBlockMicros: 100}, ""},
+		// 10.11's run in docs/lab.md: a tpool thread exited in the window.
+		{"exited threads left out", OffCPU{Voluntary: 64422, ProcVoluntary: 61496, Involuntary: 17620, ProcInvoluntary: 14466,
+			ExitedThreads: 1, ExitedVoluntary: 2930, ExitedInvoluntary: 3150}, ""},
+		{"exited threads, still off", OffCPU{Voluntary: 64422, ProcVoluntary: 61496, ExitedThreads: 2, ExitedVoluntary: 100},
+			"voluntary 64322 against /proc's 61496, leaving out the 2 threads that exited"},
 	} {
 		got := tt.t.SwitchGap()
 		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {

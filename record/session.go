@@ -41,6 +41,9 @@ type recorder struct {
 	threads  *markWriter
 	// accounted is the window's run time by thread name (schedstat).
 	accounted []procstat.ThreadCPU
+	// alive holds the ids of the server's threads alive at the window's end
+	// (procstat.Window.Alive): /proc counts their switches only.
+	alive map[int]bool
 	// env is the placement of the server and the client, and the host's
 	// figures (environment.go).
 	env *environment
@@ -336,6 +339,7 @@ func (r *recorder) procFigures(w procstat.Window) {
 	r.meta.CPUUserSeconds, r.meta.CPUSystemSeconds = w.CPUUser, w.CPUSystem
 	r.meta.CPUSecondsTotal = w.CPUUser + w.CPUSystem
 	r.meta.VoluntaryCtxSwitches, r.meta.InvoluntaryCtxSwitches = w.Voluntary, w.Involuntary
+	r.meta.ExitedThreads, r.alive = w.ExitedThreads, w.Alive
 	r.meta.ReadOps, r.meta.WriteOps = w.ReadOps, w.WriteOps
 	r.meta.ReadKB, r.meta.WriteKB = w.ReadKB, w.WriteKB
 	r.accounted = w.Threads
@@ -472,7 +476,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted, res.Corrections)
 	res.Profile.Meta = r.meta
 	if res.OffCPU != nil {
-		r.meta.OffCPU = offCPUFigures(res.OffCPU.Totals, r.meta, r.accounted, c.OffCPUMin)
+		r.meta.OffCPU = offCPUFigures(res.OffCPU, r.meta, r.accounted, r.alive, c.OffCPUMin)
 		if w := r.meta.OffCPU.SwitchGap(); w != "" {
 			res.Warnings = append(res.Warnings, w)
 			r.meta.Warnings = append(r.meta.Warnings, w)

@@ -44,6 +44,10 @@ type Snapshot struct {
 	Voluntary, Involuntary int64
 	// Threads is the number of threads whose status was read.
 	Threads int
+	// TaskSwitches holds each live thread's voluntary and involuntary
+	// context switches, by thread id (the terms of Voluntary and
+	// Involuntary), so that a Window counts thread by thread.
+	TaskSwitches map[int]Switches
 	// ReadOps and WriteOps are syscr and syscw of /proc/PID/io: read and
 	// write system calls (of any kind of file, sockets included).
 	ReadOps, WriteOps int64
@@ -59,6 +63,12 @@ type Snapshot struct {
 	// ns, which samplers are checked against). Nil when the kernel has no
 	// schedstat files (CONFIG_SCHED_INFO off).
 	Tasks map[int]Task
+}
+
+// Switches are one thread's context switches: voluntary_ctxt_switches and
+// nonvoluntary_ctxt_switches of /proc/PID/task/TID/status.
+type Switches struct {
+	Voluntary, Involuntary int64
 }
 
 // Task is one thread of a Snapshot.
@@ -85,8 +95,22 @@ type Window struct {
 	Seconds float64
 	// CPUUser and CPUSystem are the CPU seconds spent in the window.
 	CPUUser, CPUSystem float64
-	// Voluntary and Involuntary are the context switches in the window.
+	// Voluntary and Involuntary are the context switches in the window:
+	// with both snapshots' TaskSwitches, thread by thread, of the threads
+	// alive at the second snapshot (from zero for those started in the
+	// window); the kernel keeps no count of a thread that exited, so
+	// ExitedThreads threads alive at the first snapshot are left out,
+	// with what they switched in the window. Without TaskSwitches, the
+	// difference of the snapshots' sums (which an exited thread lowers by
+	// all it switched before the window).
 	Voluntary, Involuntary int64
+	// ExitedThreads counts the threads alive at the first snapshot and
+	// gone at the second.
+	ExitedThreads int
+	// Alive holds the ids of the threads alive at the second snapshot
+	// (nil without TaskSwitches), whose switches Voluntary and Involuntary
+	// count.
+	Alive map[int]bool
 	// ReadOps and WriteOps are read and write system calls in the window.
 	ReadOps, WriteOps int64
 	// ReadKB and WriteKB are storage I/O in the window, in KiB.
@@ -150,8 +174,9 @@ func ParseSchedstat(data []byte) (uint64, error) {
 }
 
 // Diff returns the window between two snapshots of the same process.
-// A counter that went down (context switches of threads that exited in
-// the window, or snapshots of different processes) counts as zero, and a
+// A counter that went down (snapshots of different processes, or context
+// switch sums without TaskSwitches lowered by threads that exited) counts
+// as zero, and a
 // negative duration as zero seconds. The I/O figures are zero unless both
 // snapshots have them. Either snapshot nil gives the zero Window.
 func Diff(before, after *Snapshot) Window {
@@ -169,6 +194,21 @@ func Diff(before, after *Snapshot) Window {
 		CPUSystem:   float64(deltaU(before.SystemTicks, after.SystemTicks)) / float64(hz),
 		Voluntary:   deltaI(before.Voluntary, after.Voluntary),
 		Involuntary: deltaI(before.Involuntary, after.Involuntary),
+	}
+	if before.TaskSwitches != nil && after.TaskSwitches != nil {
+		w.Voluntary, w.Involuntary, w.ExitedThreads = 0, 0, 0
+		w.Alive = make(map[int]bool, len(after.TaskSwitches))
+		for tid, a := range after.TaskSwitches {
+			b := before.TaskSwitches[tid] // zero: started in the window
+			w.Voluntary += deltaI(b.Voluntary, a.Voluntary)
+			w.Involuntary += deltaI(b.Involuntary, a.Involuntary)
+			w.Alive[tid] = true
+		}
+		for tid := range before.TaskSwitches {
+			if !w.Alive[tid] {
+				w.ExitedThreads++
+			}
+		}
 	}
 	if before.Tasks != nil && after.Tasks != nil {
 		w.Threads = threadCPU(before.Tasks, after.Tasks)

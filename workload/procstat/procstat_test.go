@@ -255,6 +255,20 @@ func TestDiff(t *testing.T) {
 			after:  later(func(s *Snapshot) { s.Tasks = map[int]Task{1: {"mariadbd", 1e9}} }),
 			want:   Window{},
 		},
+		{
+			name: "switches thread by thread",
+			before: later(func(s *Snapshot) {
+				s.TaskSwitches = map[int]Switches{1: {100, 10}, 2: {50, 5}, 3: {900, 90}}
+			}),
+			after: later(func(s *Snapshot) {
+				// 1 switched 20 and 2, 2 switched 0, 3 exited (its 900
+				// and 90 before the window no longer lower the sum), 4
+				// started in the window and switched 7 and 1.
+				s.Voluntary, s.Involuntary = 177, 18
+				s.TaskSwitches = map[int]Switches{1: {120, 12}, 2: {50, 5}, 4: {7, 1}}
+			}),
+			want: Window{Voluntary: 27, Involuntary: 3, ExitedThreads: 1, Alive: map[int]bool{1: true, 2: true, 4: true}},
+		},
 		{name: "nil before", before: nil, after: &base, want: Window{}},
 		{name: "nil after", before: &base, after: nil, want: Window{}},
 	}

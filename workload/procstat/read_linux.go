@@ -62,6 +62,12 @@ func Read(procRoot string, pid int) (*Snapshot, error) {
 		snap.Voluntary += vol
 		snap.Involuntary += invol
 		snap.Threads++
+		if tid, err := strconv.Atoi(task.Name()); err == nil {
+			if snap.TaskSwitches == nil {
+				snap.TaskSwitches = map[int]Switches{}
+			}
+			snap.TaskSwitches[tid] = Switches{Voluntary: vol, Involuntary: invol}
+		}
 		readTask(snap, filepath.Join(dir, "task", task.Name()), task.Name())
 	}
 	if snap.Threads == 0 {

@@ -4,6 +4,8 @@ package procstat
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeProc writes a proc tree under a temporary directory: files maps
@@ -143,6 +147,11 @@ func TestReadFake(t *testing.T) {
 			// (44 has none, and is left out).
 			if tt.pid == 42 {
 				tt.want.Tasks = map[int]Task{42: {"mariadbd", 5000000}, 43: {"io_worker", 2000000}}
+				// Every thread whose status was read has its switches.
+				tt.want.TaskSwitches = map[int]Switches{42: {100, 5}, 43: {20, 1}}
+				if tt.want.Threads == 3 {
+					tt.want.TaskSwitches[44] = Switches{3, 0}
+				}
 			}
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("Read(%d) = %+v, want %+v", tt.pid, *got, tt.want)
@@ -168,8 +177,82 @@ func TestReadRealTree(t *testing.T) {
 	got.Time = time.Time{}
 	want := Snapshot{UserTicks: 252, SystemTicks: 189, ClockTicks: 100, Voluntary: 43668, Involuntary: 18661,
 		Threads: 17, ReadOps: 486, WriteOps: 2355, ReadBytes: 2969600, WriteBytes: 15671296, IOAvailable: true}
+	// The threads' switches add up to the sums, and the busiest are the
+	// four connection threads of the copy.
+	var sum Switches
+	for _, s := range got.TaskSwitches {
+		sum.Voluntary += s.Voluntary
+		sum.Involuntary += s.Involuntary
+	}
+	if len(got.TaskSwitches) != 17 || sum != (Switches{43668, 18661}) || got.TaskSwitches[24152] != (Switches{13531, 8363}) {
+		t.Errorf("TaskSwitches %v: want 17 threads adding up to 43668 and 18661, 24152 at 13531 and 8363", got.TaskSwitches)
+	}
+	got.TaskSwitches = nil
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Read(mariadbd copy) = %+v, want %+v", *got, want)
+	}
+}
+
+// TestReadLiveThreadExit: a thread that switched 300 times before the
+// window and exits in it does not lower the window's switches, which
+// count the threads alive at its end: the others' sleeps in the window.
+func TestReadLiveThreadExit(t *testing.T) {
+	pid := os.Getpid()
+	tidc, exit := make(chan int), make(chan struct{})
+	var done chan struct{}
+	tid := pid
+	for tid == pid {
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			if unix.Gettid() == pid {
+				// The main thread is not terminated but wedged: another.
+				runtime.UnlockOSThread()
+				tidc <- pid
+				return
+			}
+			// Not unlocked: the thread exits with the goroutine.
+			for range 300 {
+				time.Sleep(100 * time.Microsecond)
+			}
+			tidc <- unix.Gettid()
+			<-exit
+		}()
+		tid = <-tidc
+	}
+	before, err := Read("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := before.TaskSwitches[tid]; s.Voluntary < 300 {
+		t.Fatalf("thread %d: %+v switches before the window, want at least 300", tid, s)
+	}
+	close(exit)
+	<-done
+	for i := 0; ; i++ {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", pid, tid)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("thread %d still there", tid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	after, err := Read("/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Diff(before, after)
+	t.Logf("window: %d voluntary, %d involuntary, %d threads exited; sums %d -> %d", w.Voluntary, w.Involuntary, w.ExitedThreads, before.Voluntary, after.Voluntary)
+	if w.ExitedThreads < 1 || w.Alive[tid] {
+		t.Errorf("ExitedThreads %d, thread %d alive %v: want it counted as exited", w.ExitedThreads, tid, w.Alive[tid])
+	}
+	if w.Voluntary < 20 {
+		t.Errorf("%d voluntary switches in a window of 20 sleeps: want at least 20", w.Voluntary)
 	}
 }
 
