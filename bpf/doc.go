@@ -135,7 +135,12 @@
 // that cannot be read. A page read is all or nothing and a page-aligned
 // read never straddles the end of a mapping, so the copy ends exactly at
 // the end of the thread's stack mapping (the next page is a guard page or
-// unmapped) when the stack is shorter than the window. The part below the
+// unmapped) when the stack is shorter than the window, or at a page the
+// thread never touched, which is not in memory and which a BPF program
+// cannot fault in: the kernel leaves a random gap of up to 8 KiB between
+// the main thread's first frame and its arguments at the top of the stack
+// (arch_align_stack), so that a whole page there is sometimes untouched (1
+// run of 40 of TestStackCopy). No frame lies above such a page. The part below the
 // stack pointer is not sent to user space: RawSample.Stack starts at SP.
 // When every page was copied and the stack goes on above, the sample is
 // flagged SampleWindowFull and counted in Health.WindowFull: an unwinder

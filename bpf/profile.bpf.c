@@ -439,7 +439,8 @@ static __always_inline int copy_sample(void *ctx, struct bpf_perf_event_data *pc
 
 	// Whole pages from sp's page upwards: a page read is all or nothing,
 	// and page-aligned reads stop exactly at the end of the stack mapping
-	// (the next one is a guard page or unmapped).
+	// (the next one is a guard page or unmapped), or at a page never
+	// touched (not in memory: no frames lie there or above).
 	r->base = r->sp & ~(__u64)(PAGE_SIZE - 1);
 	__u32 i;
 	for (i = 0; i < MAX_PAGES && i < stack_pages; i++) {
