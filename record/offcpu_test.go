@@ -1,10 +1,14 @@
 package record
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +69,95 @@ func TestRunOffCPU(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil || !strings.Contains(string(data), "bursty;") || !strings.Contains(string(data), fold.OffCPUVoluntary+" ") {
 			t.Errorf("%s: %v; want the bursty thread's stacks with [voluntary] leaves:\n%.500s", f, err, data)
+		}
+	}
+}
+
+// leaverSource is a program whose main thread sleeps 1 ms at a time and
+// which, on SIGUSR1, starts a thread that sleeps 500 times 200 µs and
+// exits: a thread born and gone inside the window, whose switches /proc
+// can never count.
+const leaverSource = `#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static void *leaver(void *a) { for (int i = 0; i < 500; i++) usleep(200); return a; }
+static void *waiter(void *a) {
+	sigset_t s; int sig; pthread_t t;
+	sigemptyset(&s); sigaddset(&s, SIGUSR1);
+	sigwait(&s, &sig);
+	pthread_create(&t, 0, leaver, 0);
+	pthread_join(t, 0);
+	for (;;) pause();
+	return a;
+}
+int main(void) {
+	sigset_t s; pthread_t w;
+	sigemptyset(&s); sigaddset(&s, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &s, 0);
+	pthread_create(&w, 0, waiter, 0);
+	printf("ready\n"); fflush(stdout);
+	for (;;) usleep(1000);
+}
+`
+
+// TestRunOffCPUThreadExit: a thread that starts and exits in the window is
+// in the off-CPU profile, and /proc cannot count it (the kernel keeps no
+// count of an exited thread). record says so (off_cpu.exited_*) and checks
+// the other threads' switches against /proc's without a false warning;
+// before, the check compared all of them with /proc's and warned.
+func TestRunOffCPUThreadExit(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed: the test builds its program")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "leaver.c"), filepath.Join(dir, "leaver")
+	if err := os.WriteFile(src, []byte(leaverSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("leaver said %q (%v), want ready", line, err)
+	}
+	out := filepath.Join(dir, "run")
+	var once sync.Once
+	res, err := Run(context.Background(), Config{Target: Target{PID: cmd.Process.Pid}, Duration: 6 * time.Second, Out: out, OffCPU: true},
+		func(s Status) {
+			if s.Phase == PhaseTick { // the window has begun: start the thread
+				once.Do(func() { _ = cmd.Process.Signal(syscall.SIGUSR1) })
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, out)
+	o := m.OffCPU
+	if o == nil {
+		t.Fatal("run.json: no off_cpu")
+	}
+	t.Logf("off_cpu: voluntary %d (exited threads %d: %d), /proc %d; involuntary %d (%d), /proc %d; warnings %q",
+		o.Voluntary, o.ExitedThreads, o.ExitedVoluntary, o.ProcVoluntary, o.Involuntary, o.ExitedInvoluntary, o.ProcInvoluntary, res.Warnings)
+	if o.ExitedThreads != 1 || o.ExitedVoluntary < 490 || o.ExitedVoluntary > 520 {
+		t.Errorf("exited threads %d with %d voluntary switches: want the one that slept 500 times", o.ExitedThreads, o.ExitedVoluntary)
+	}
+	if d := float64(o.Voluntary-o.ExitedVoluntary-o.ProcVoluntary) / float64(o.ProcVoluntary); d < -0.03 || d > 0.03 || o.ProcVoluntary < 1000 {
+		t.Errorf("voluntary switches %d less %d of the exited thread, /proc %d: want within 3%%, thousands", o.Voluntary, o.ExitedVoluntary, o.ProcVoluntary)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "OFF-CPU") {
+			t.Errorf("warning %q", w)
 		}
 	}
 }
