@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/flamediff/flamediff/record"
 )
 
 // smackScript stands in for super-smack, which Debian does not package:
@@ -65,16 +62,7 @@ workloads:
 capture: {sampler: perf, frequency: 99}
 `)
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := Run(ctx, cfg, RunOptions{Out: out, Cache: t.TempDir(), Repeat: 1, Log: &logWriter{t: t},
-		Record: func(ctx context.Context, c record.Config) (*record.Result, error) { return record.Run(ctx, c, nil) }})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if len(res.Failed) > 0 || len(res.Runs) != 1 {
-		t.Fatalf("Run: failed %+v, %d cells; want one cell", res.Failed, len(res.Runs))
-	}
+	res := runCells(t, cfg, RunOptions{Out: out, Cache: t.TempDir(), Record: recordRun}, 3*time.Minute, 1)
 	m := res.Runs[0]
 	if m.Missing != "" || m.MeasureMissing != "" {
 		t.Fatalf("select-key missing: %q, unprofiled %q", m.Missing, m.MeasureMissing)

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/flamediff/flamediff/internal/mariadbtest"
+	"github.com/flamediff/flamediff/record"
 )
 
 // skipOrFail skips the test with reason, or fails it when
@@ -63,4 +65,55 @@ func startServer(t *testing.T, ctx context.Context, b *Binary, pool string) *Ser
 		}
 	})
 	return srv
+}
+
+// benchDir returns a new directory under /tmp for a bench's output: removed
+// when the test passes, kept and named in the log when it fails.
+func benchDir(t *testing.T, prefix string) string {
+	t.Helper()
+	out, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bench directory kept in %s", out)
+			return
+		}
+		os.RemoveAll(out)
+	})
+	return out
+}
+
+// runCells runs cfg through Run with opts (one repeat unless opts says;
+// the log into t) within timeout, logs how long it took, and stops the
+// test unless every server ran and the matrix has cells cells.
+func runCells(t *testing.T, cfg *Config, opts RunOptions, timeout time.Duration, cells int) *Result {
+	t.Helper()
+	if opts.Repeat == 0 {
+		opts.Repeat = 1
+	}
+	if opts.Log == nil {
+		opts.Log = &logWriter{t: t}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, cfg, opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("matrix of %d cells in %s, load %s", len(res.Runs), time.Since(start).Round(time.Second), loadavg())
+	if len(res.Failed) > 0 {
+		t.Fatalf("servers failed: %+v", res.Failed)
+	}
+	if len(res.Runs) != cells {
+		t.Fatalf("Run measured %d cells, want %d: %+v", len(res.Runs), cells, res.Runs)
+	}
+	return res
+}
+
+// recordRun is RunOptions.Record as the bench command wires it.
+func recordRun(ctx context.Context, c record.Config) (*record.Result, error) {
+	return record.Run(ctx, c, nil)
 }

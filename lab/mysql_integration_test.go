@@ -48,31 +48,9 @@ func TestMySQLBesideMariaDB(t *testing.T) {
 		recordtest.RequireSampler(t, "perf")
 	}
 	cfg := parseTestConfig(t, mysqlBesideMariaDB)
-	out, err := os.MkdirTemp("/tmp", "flamediff-my-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bench directory kept in %s", out)
-			return
-		}
-		os.RemoveAll(out)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	start := time.Now()
-	res, err := Run(ctx, cfg, RunOptions{Out: out, Cache: testCacheDir(t), Repeat: 1, Log: &logWriter{t: t}})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	t.Logf("matrix in %s (fetch included), load %s", time.Since(start).Round(time.Second), loadavg())
-	if len(res.Failed) > 0 {
-		t.Fatalf("servers failed: %+v", res.Failed)
-	}
-	if len(res.Runs) != 2 {
-		t.Fatalf("Run measured %d cells, want 2 (one workload on two servers): %+v", len(res.Runs), res.Runs)
-	}
+	out := benchDir(t, "flamediff-my-")
+	// The fetch is included in the 20 minutes.
+	res := runCells(t, cfg, RunOptions{Out: out, Cache: testCacheDir(t)}, 20*time.Minute, 2)
 
 	// Each server got the options of its kind, and only those.
 	for label, want := range map[string]struct{ has, lacks []string }{

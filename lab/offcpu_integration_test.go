@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"context"
 	"errors"
 	"math"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/flamediff/flamediff/bpf"
 	"github.com/flamediff/flamediff/fold"
-	"github.com/flamediff/flamediff/record"
 	"github.com/flamediff/flamediff/rundir"
 )
 
@@ -43,27 +41,8 @@ workloads:
     warmup: 1s
 capture: {sampler: bpf, frequency: 99, off_cpu: on}
 `)
-	out, err := os.MkdirTemp("/tmp", "flamediff-offcpu-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bench directory kept in %s", out)
-			return
-		}
-		os.RemoveAll(out)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := Run(ctx, cfg, RunOptions{Out: out, Cache: t.TempDir(), Repeat: 1, Log: &logWriter{t: t},
-		Record: func(ctx context.Context, c record.Config) (*record.Result, error) { return record.Run(ctx, c, nil) }})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if len(res.Failed) > 0 || len(res.Runs) != 1 {
-		t.Fatalf("Run: failed %+v, %d cells; want one cell", res.Failed, len(res.Runs))
-	}
+	out := benchDir(t, "flamediff-offcpu-")
+	res := runCells(t, cfg, RunOptions{Out: out, Cache: t.TempDir(), Record: recordRun}, 3*time.Minute, 1)
 	m := res.Runs[0]
 	if m.Missing != "" || m.MeasureMissing != "" {
 		t.Fatalf("update-nonindex missing: %q, unprofiled %q", m.Missing, m.MeasureMissing)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,19 +40,7 @@ capture: {sampler: perf, frequency: 99}
 func TestSuiteMatrix(t *testing.T) {
 	requireLab(t)
 	cfg := parseTestConfig(t, suiteMatrix)
-	out, err := os.MkdirTemp("/tmp", "flamediff-suite-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bench directory kept in %s", out)
-			return
-		}
-		os.RemoveAll(out)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	out := benchDir(t, "flamediff-suite-")
 
 	// Around update-one's two windows, the table's rows: before the first
 	// (unprofiled) and after the second (profiled).
@@ -78,18 +65,7 @@ func TestSuiteMatrix(t *testing.T) {
 		}
 		return res, err
 	}
-	start := time.Now()
-	res, err := Run(ctx, cfg, RunOptions{Out: out, Cache: t.TempDir(), Repeat: 1, Log: &logWriter{t: t}, Record: rec})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	t.Logf("matrix of %d cells in %s", len(res.Runs), time.Since(start).Round(time.Second))
-	if len(res.Failed) > 0 {
-		t.Fatalf("servers failed: %+v", res.Failed)
-	}
-	if len(res.Runs) != len(cfg.Workloads) {
-		t.Fatalf("Run measured %d cells, want %d: %+v", len(res.Runs), len(cfg.Workloads), res.Runs)
-	}
+	res := runCells(t, cfg, RunOptions{Out: out, Cache: t.TempDir(), Record: rec}, 5*time.Minute, len(cfg.Workloads))
 	scripts := filepath.Join(out, ScriptsDir)
 	commands := map[string]string{} // the profiled window's, by workload
 	measureQPS := map[string]float64{}
