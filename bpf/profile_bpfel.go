@@ -23,31 +23,34 @@ type profileCountKey struct {
 }
 
 type profileHealthCounters struct {
-	_               structs.HostLayout
-	Samples         uint64
-	Idle            uint64
-	MapFull         uint64
-	StackMapFull    uint64
-	StackNomem      uint64
-	Truncated       uint64
-	Collisions      uint64
-	UserErr         [64]uint64
-	KernelErr       [64]uint64
-	Copied          uint64
-	RingbufFull     uint64
-	WindowFull      uint64
-	UserRegsErr     uint64
-	SwitchDeferred  uint64
-	SwitchOwed      uint64
-	SwitchSkipped   uint64
-	SwitchSurplus   uint64
-	WeightedExtra   uint64
-	WeightedZero    uint64
-	OffcpuDropped   uint64
-	OffcpuShort     uint64
-	OffcpuUnended   uint64
-	OffcpuUserErr   [64]uint64
-	OffcpuKernelErr [64]uint64
+	_                  structs.HostLayout
+	Samples            uint64
+	Idle               uint64
+	MapFull            uint64
+	StackMapFull       uint64
+	StackNomem         uint64
+	Truncated          uint64
+	Collisions         uint64
+	UserErr            [64]uint64
+	KernelErr          [64]uint64
+	Copied             uint64
+	RingbufFull        uint64
+	WindowFull         uint64
+	UserRegsErr        uint64
+	SwitchDeferred     uint64
+	SwitchOwed         uint64
+	SwitchSkipped      uint64
+	SwitchSurplus      uint64
+	WeightedExtra      uint64
+	WeightedZero       uint64
+	OffcpuDropped      uint64
+	OffcpuShort        uint64
+	OffcpuUnended      uint64
+	OffcpuChargedNs    uint64
+	OffcpuTimerSkipped uint64
+	OffcpuUserErr      [64]uint64
+	OffcpuKernelErr    [64]uint64
+	OffcpuDeleteErr    [64]uint64
 }
 
 type profileOffcpuKey struct {
@@ -110,15 +113,18 @@ type profileStack struct {
 }
 
 type profileThreadState struct {
-	_        structs.HostLayout
-	Base     uint64
-	Taken    uint64
-	Skip     uint32
-	Deferred uint32
-	Owed     uint32
-	Skipped  uint32
-	Extra    uint32
-	Zero     uint32
+	_           structs.HostLayout
+	Base        uint64
+	Taken       uint64
+	Skip        uint32
+	Deferred    uint32
+	Owed        uint32
+	Skipped     uint32
+	Extra       uint32
+	Zero        uint32
+	ProgNs      uint64
+	ProgSkipped uint32
+	Pad         uint32
 }
 
 // Names of all BPF objects in the ELF.

@@ -384,6 +384,13 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 		res.OffCPU.Totals.Dropped, res.OffCPU.Totals.Short = health.OffCPUDropped, health.OffCPUShort
 		res.Health["offcpu_dropped"], res.Health["offcpu_short"] = health.OffCPUDropped, health.OffCPUShort
 		res.Health["offcpu_unended"] = health.OffCPUUnended
+		res.Health["offcpu_recursion_misses"] = health.OffCPURecursionMisses
+		for errno, c := range health.OffCPUDeleteErrors {
+			res.Health[fmt.Sprintf("offcpu_delete_errno_%d", errno)] = c
+		}
+		if r.opts.SwitchFix {
+			res.Health["offcpu_charged_ns"], res.Health["offcpu_timer_skipped"] = health.OffCPUChargedNs, health.OffCPUTimerSkipped
+		}
 		var n uint64
 		for errno, c := range health.OffCPUStackErrors {
 			res.Health[fmt.Sprintf("offcpu_stack_errno_%d", errno)] = c
@@ -477,7 +484,8 @@ func corrections(prof *bpf.Profiler, counts []bpf.Count) (map[string]map[string]
 			out[name] = m
 		}
 		for k, v := range map[string]uint64{"switch_deferred": c.Deferred, "switch_owed": c.Owed, "switch_skipped": c.Skipped,
-			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero} {
+			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero,
+			"offcpu_charged_ns": c.OffCPUChargedNs, "offcpu_timer_skipped": c.OffCPUTimerSkipped} {
 			if v > 0 {
 				m[k] += v
 			}
