@@ -92,6 +92,15 @@
 // switches counted are the switch-outs between Start and Stop, as /proc
 // counts them. A thread that left the CPU before Start is not counted.
 //
+// The scheduler charges the program's own run time to the thread switched
+// in, not to the one whose stack it walks. With Options.SwitchFix, offcpu
+// adds that time to the thread_state of a target thread switched in
+// (prog_ns), which switch_fix and profile_weighted leave out of the run
+// time they count samples for, so no sample stands for the profiler's CPU
+// (Health.OffCPUChargedNs); and since the outgoing thread's sample timer
+// runs on through the walk, a period that ends in it has its late sample
+// skipped (Health.OffCPUTimerSkipped). See docs/fidelity.md.
+//
 // # Stack copies
 //
 // A frame-pointer walk stops, or skips frames, in code built without frame
