@@ -103,6 +103,15 @@
 // back to bpf_get_stack; user space reads the pcs (CFIWanted) and answers
 // from the objects' .eh_frame (SetCFIRules).
 //
+// The scheduler charges the program's own run time to the thread switched
+// in, not to the one whose stack it walks. With Options.SwitchFix, offcpu
+// adds that time to the thread_state of a target thread switched in
+// (prog_ns), which switch_fix and profile_weighted leave out of the run
+// time they count samples for, so no sample stands for the profiler's CPU
+// (Health.OffCPUChargedNs); and since the outgoing thread's sample timer
+// runs on through the walk, a period that ends in it has its late sample
+// skipped (Health.OffCPUTimerSkipped). See docs/fidelity.md.
+//
 // # Stack copies
 //
 // A frame-pointer walk stops, or skips frames, in code built without frame
@@ -417,6 +426,29 @@ type Health struct {
 	// switch-out was never ended by a switch-in the program saw: the
 	// stretch it began is lost (not counted, neither time nor switch).
 	OffCPUUnended uint64
+	// OffCPUChargedNs is the off-CPU program's run time (nanoseconds)
+	// that the scheduler charged to target threads, with
+	// Options.SwitchFix: everything that runs in the scheduler after its
+	// clock update, the program included, is charged to the thread
+	// switched in, and when that is a target thread the switch fix owes
+	// it no sample for that time. The threads' accounted CPU (schedstat)
+	// holds it; their samples do not. OffCPUTimerSkipped counts the
+	// timer samples (of SwitchSkipped) skipped because their period ended
+	// while the program walked the stack of the thread switched out: they
+	// would fire after its next switch-in and stand for the program's
+	// time. See docs/fidelity.md.
+	OffCPUChargedNs, OffCPUTimerSkipped uint64
+	// OffCPUDeleteErrors counts, by errno (positive), the switch-ins at
+	// which the off-CPU program failed to remove the thread's entry from
+	// its map of threads off the CPU (the stretch was counted; the
+	// thread's next switch-out then counts OffCPUUnended). With Linux
+	// 6.15's resilient queued spinlocks a hash map operation can fail
+	// when it cannot take a bucket lock (EDEADLK, ETIMEDOUT).
+	OffCPUDeleteErrors map[int64]uint64
+	// OffCPURecursionMisses is the kernel's count of the off-CPU
+	// program's runs skipped because it was already running on that CPU
+	// (bpftool prog show's recursion_misses): a switch it did not see.
+	OffCPURecursionMisses uint64
 	// OffCPUStackErrors counts failures of bpf_get_stack at switch-outs
 	// (Options.OffCPU), user and kernel, by errno as UserStackErrors.
 	OffCPUStackErrors map[int64]uint64
@@ -429,9 +461,10 @@ type Health struct {
 
 // ThreadCorrection is what Options.SwitchFix did to one thread's samples:
 // its share of Health's SwitchDeferred, SwitchOwed, SwitchSkipped,
-// WeightedExtra and WeightedZero.
+// WeightedExtra, WeightedZero, OffCPUChargedNs and OffCPUTimerSkipped.
 type ThreadCorrection struct {
 	Deferred, Owed, Skipped, WeightedExtra, WeightedZero uint64
+	OffCPUChargedNs, OffCPUTimerSkipped                  uint64
 }
 
 // Taken is the number of samples taken: Samples, less the timer samples

@@ -133,11 +133,14 @@ struct health_counters {
 	__u64 offcpu_dropped;  // offcpu: switches not counted: a map was full or a stack could not be stored
 	__u64 offcpu_short;    // offcpu: switches back in after less than offcpu_min_ns, not counted
 	__u64 offcpu_unended;  // offcpu: switch-outs of a thread whose previous one had no switch-in seen: that stretch is lost
+	__u64 offcpu_charged_ns;     // offcpu with switch_fix: the program's run time the scheduler charged to target threads (left out of their owed samples)
+	__u64 offcpu_timer_skipped;  // offcpu with switch_fix: timer samples skipped because their period ended while the program ran
 	__u64 offcpu_user_err[ERRNO_BUCKETS];   // offcpu: bpf_get_stack(user) by -errno
 	__u64 offcpu_kernel_err[ERRNO_BUCKETS]; // offcpu: bpf_get_stack(kernel) by -errno
 	__u64 offcpu_cfi_walks;       // offcpu_cfi: user stacks walked by CFI rules (leaf without frame pointer)
 	__u64 offcpu_cfi_missing;     // offcpu_cfi: of those, walks that stopped at a pc with no rule yet
 	__u64 offcpu_cfi_unsupported; // offcpu_cfi: of those, walks that stopped at a rule the walk cannot follow
+	__u64 offcpu_delete_err[ERRNO_BUCKETS]; // offcpu: bpf_map_delete_elem(offcpu_starts) at a switch-in by -errno (the entry stays: the next switch-out counts offcpu_unended)
 };
 
 // Set by the loader before loading.
@@ -211,7 +214,21 @@ struct thread_state {
 	__u32 skipped;  // switch_skipped
 	__u32 extra;    // weighted_extra
 	__u32 zero;     // weighted_zero
+	__u64 prog_ns;  // offcpu_charged_ns: the off-CPU program's run time charged to this thread, not counted as run time
+	__u32 prog_skipped; // offcpu_timer_skipped
+	__u32 _pad;
 };
+
+// run_time is the thread's run time since t->base, sum being its
+// sum_exec_runtime now, less the off-CPU program's run time the scheduler
+// charged to it (t->prog_ns): that is the profiler's CPU, not the
+// program's, and no sample stands for it.
+static __always_inline __u64 run_time(const struct thread_state *t, __u64 sum)
+{
+	__u64 ran = sum - t->base;
+
+	return ran > t->prog_ns ? ran - t->prog_ns : 0;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -603,7 +620,7 @@ int profile_weighted(struct bpf_perf_event_data *ctx)
 		bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
 		return take_sample(ctx, ctx, h, tgid, tid, 1);
 	}
-	__u64 due = (sum - t->base) / period_ns;
+	__u64 due = run_time(t, sum) / period_ns;
 	if (due <= t->taken) {
 		t->zero++;
 		h->weighted_zero++;
@@ -675,7 +692,7 @@ int switch_fix(__u64 *ctx)
 	struct perf_event_context *nc = next->perf_event_ctxp;
 	if (pc && nc && pc->parent_ctx && pc->parent_ctx == nc->parent_ctx)
 		return 0; // contexts swapped, the event keeps running
-	__u64 ran = sum - t->base;
+	__u64 ran = run_time(t, sum);
 	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
 		t->skip = 1;
 		t->taken++;
@@ -890,6 +907,48 @@ static __always_inline void offcpu_add(struct offcpu_key *key, __u64 ns, struct 
 	__sync_fetch_and_add(&v->switches, 1);
 }
 
+// offcpu_cost (with the switch fix) keeps the off-CPU program's own cost
+// out of the on-CPU samples (docs/fidelity.md, "The off-CPU program's
+// cost"). The scheduler charges everything that runs in __schedule after
+// its clock update, this program included, to the thread switched in
+// (next): when next is a target thread, the program's run time since t0
+// is added to its prog_ns, which run_time leaves out of what the switch
+// fix owes samples for. prev's per-thread sample timer still runs while
+// the program walks prev's stack with interrupts off: a period that ended
+// in that walk (timer left >= defer_slack_ns at t0, < at the end) fires
+// only after prev's next switch-in, wherever it then is, and stands for
+// the program's time; it is skipped, and not counted as taken.
+static __always_inline void offcpu_cost(struct task_struct *prev, struct task_struct *next,
+					__u64 t0, __s64 left0, int prev_target,
+					struct health_counters *h)
+{
+	if (!period_ns || !h)
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	if (prev_target && left0 >= defer_slack_ns && sample_timer_left(prev, now) < defer_slack_ns) {
+		__u32 ptid = prev->pid;
+		struct thread_state *t = bpf_map_lookup_elem(&threads, &ptid);
+		if (t) {
+			t->skip++;
+			t->prog_skipped++;
+			h->offcpu_timer_skipped++;
+		}
+	}
+	if (next->tgid != target_tgid || next->pid == 0)
+		return;
+	__u32 ntid = next->pid;
+	__u64 d = bpf_ktime_get_ns() - t0;
+	struct thread_state *t = bpf_map_lookup_elem(&threads, &ntid);
+	if (!t) {
+		// First seen here: its run time from now on, d included.
+		struct thread_state init = {.base = next->se.sum_exec_runtime, .prog_ns = d};
+		bpf_map_update_elem(&threads, &ntid, &init, BPF_NOEXIST);
+	} else {
+		__sync_fetch_and_add(&t->prog_ns, d);
+	}
+	h->offcpu_charged_ns += d;
+}
+
 // offcpu (Options.OffCPU): at each switch-out of a target thread it keeps
 // the time, the thread's user (and kernel) stack and whether it blocked
 // (prev_state other than TASK_RUNNING, not preempted: what the kernel
@@ -904,31 +963,38 @@ int offcpu(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
 	__u32 zero = 0;
-	__u64 now = 0;
+	// current is prev here.
+	int prev_target = bpf_get_current_pid_tgid() >> 32 == target_tgid && prev->pid != 0;
+	int next_target = next->tgid == target_tgid;
 
-	if (next->tgid == target_tgid) {
+	if (!prev_target && !next_target)
+		return 0;
+	__u64 t0 = bpf_ktime_get_ns();
+	__s64 left0 = 0;
+	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	if (!h)
+		return 0;
+	if (next_target) {
 		__u32 ntid = next->pid;
 		struct offcpu_start *st = bpf_map_lookup_elem(&offcpu_starts, &ntid);
 		if (st) {
-			struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
-			now = bpf_ktime_get_ns();
-			__u64 d = now - st->ts;
-			if (h) {
-				if (d < offcpu_min_ns)
-					h->offcpu_short++;
-				else
-					offcpu_add(&st->key, d, h);
-			}
-			bpf_map_delete_elem(&offcpu_starts, &ntid);
+			__u64 d = t0 - st->ts;
+			if (d < offcpu_min_ns)
+				h->offcpu_short++;
+			else
+				offcpu_add(&st->key, d, h);
+			long err = bpf_map_delete_elem(&offcpu_starts, &ntid);
+			if (err)
+				count_errno(h->offcpu_delete_err, err);
 		}
 	}
-	// current is prev here.
-	if (bpf_get_current_pid_tgid() >> 32 != target_tgid || prev->pid == 0)
-		return 0;
-	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
+	if (!prev_target)
+		goto out;
+	if (period_ns)
+		left0 = sample_timer_left(prev, t0);
 	struct sample *r = bpf_map_lookup_elem(&scratch_space, &zero);
-	if (!h || !r)
-		return 0;
+	if (!r)
+		goto out;
 	struct offcpu_start st = {};
 	st.key.tgid = target_tgid;
 	st.key.tid = prev->pid;
@@ -946,7 +1012,7 @@ int offcpu(__u64 *ctx)
 		if (store_stack(&r->kern, depth, h, &st.key.kernel_hash))
 			goto dropped;
 	}
-	st.ts = now ? now : bpf_ktime_get_ns();
+	st.ts = t0;
 	long err = bpf_map_update_elem(&offcpu_starts, &st.key.tid, &st, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		h->offcpu_unended++;
@@ -954,8 +1020,10 @@ int offcpu(__u64 *ctx)
 	}
 	if (err)
 		goto dropped;
-	return 0;
+	goto out;
 dropped:
 	h->offcpu_dropped++;
+out:
+	offcpu_cost(prev, next, t0, left0, prev_target, h);
 	return 0;
 }

@@ -54,11 +54,14 @@ type profileHealthCounters struct {
 	OffcpuDropped        uint64
 	OffcpuShort          uint64
 	OffcpuUnended        uint64
+	OffcpuChargedNs      uint64
+	OffcpuTimerSkipped   uint64
 	OffcpuUserErr        [64]uint64
 	OffcpuKernelErr      [64]uint64
 	OffcpuCfiWalks       uint64
 	OffcpuCfiMissing     uint64
 	OffcpuCfiUnsupported uint64
+	OffcpuDeleteErr      [64]uint64
 }
 
 type profileOffcpuKey struct {
@@ -121,15 +124,18 @@ type profileStack struct {
 }
 
 type profileThreadState struct {
-	_        structs.HostLayout
-	Base     uint64
-	Taken    uint64
-	Skip     uint32
-	Deferred uint32
-	Owed     uint32
-	Skipped  uint32
-	Extra    uint32
-	Zero     uint32
+	_           structs.HostLayout
+	Base        uint64
+	Taken       uint64
+	Skip        uint32
+	Deferred    uint32
+	Owed        uint32
+	Skipped     uint32
+	Extra       uint32
+	Zero        uint32
+	ProgNs      uint64
+	ProgSkipped uint32
+	Pad         uint32
 }
 
 // Names of all BPF objects in the ELF.

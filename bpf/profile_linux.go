@@ -642,7 +642,8 @@ func (p *Profiler) ThreadCorrections() (map[uint32]ThreadCorrection, error) {
 	it := p.objs.Threads.Iterate()
 	for it.Next(&tid, &st) {
 		c := ThreadCorrection{Deferred: uint64(st.Deferred), Owed: uint64(st.Owed), Skipped: uint64(st.Skipped),
-			WeightedExtra: uint64(st.Extra), WeightedZero: uint64(st.Zero)}
+			WeightedExtra: uint64(st.Extra), WeightedZero: uint64(st.Zero),
+			OffCPUChargedNs: st.ProgNs, OffCPUTimerSkipped: uint64(st.ProgSkipped)}
 		if c != (ThreadCorrection{}) {
 			out[tid] = c
 		}
@@ -689,6 +690,8 @@ func (p *Profiler) Health() (Health, error) {
 		h.OffCPUCFIWalks += c.OffcpuCfiWalks
 		h.OffCPUCFIMissing += c.OffcpuCfiMissing
 		h.OffCPUCFIUnsupported += c.OffcpuCfiUnsupported
+		h.OffCPUChargedNs += c.OffcpuChargedNs
+		h.OffCPUTimerSkipped += c.OffcpuTimerSkipped
 		for _, errs := range [][64]uint64{c.OffcpuUserErr, c.OffcpuKernelErr} {
 			for errno, n := range errs {
 				if n != 0 {
@@ -697,6 +700,14 @@ func (p *Profiler) Health() (Health, error) {
 					}
 					h.OffCPUStackErrors[int64(errno)] += n
 				}
+			}
+		}
+		for errno, n := range c.OffcpuDeleteErr {
+			if n != 0 {
+				if h.OffCPUDeleteErrors == nil {
+					h.OffCPUDeleteErrors = map[int64]uint64{}
+				}
+				h.OffCPUDeleteErrors[int64(errno)] += n
 			}
 		}
 		for errno, n := range c.UserErr {
@@ -708,6 +719,11 @@ func (p *Profiler) Health() (Health, error) {
 			if n != 0 {
 				h.KernelStackErrors[int64(errno)] += n
 			}
+		}
+	}
+	if p.objs.Offcpu != nil {
+		if st, err := p.objs.Offcpu.Stats(); err == nil {
+			h.OffCPURecursionMisses = st.RecursionMisses
 		}
 	}
 	return h, nil

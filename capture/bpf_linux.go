@@ -402,6 +402,13 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 		res.Health["offcpu_cfi_walks"] = health.OffCPUCFIWalks
 		res.Health["offcpu_cfi_missing"] = health.OffCPUCFIMissing
 		res.Health["offcpu_cfi_unsupported"] = health.OffCPUCFIUnsupported
+		res.Health["offcpu_recursion_misses"] = health.OffCPURecursionMisses
+		for errno, c := range health.OffCPUDeleteErrors {
+			res.Health[fmt.Sprintf("offcpu_delete_errno_%d", errno)] = c
+		}
+		if r.opts.SwitchFix {
+			res.Health["offcpu_charged_ns"], res.Health["offcpu_timer_skipped"] = health.OffCPUChargedNs, health.OffCPUTimerSkipped
+		}
 		var n uint64
 		for errno, c := range health.OffCPUStackErrors {
 			res.Health[fmt.Sprintf("offcpu_stack_errno_%d", errno)] = c
@@ -495,7 +502,8 @@ func corrections(prof *bpf.Profiler, counts []bpf.Count) (map[string]map[string]
 			out[name] = m
 		}
 		for k, v := range map[string]uint64{"switch_deferred": c.Deferred, "switch_owed": c.Owed, "switch_skipped": c.Skipped,
-			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero} {
+			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero,
+			"offcpu_charged_ns": c.OffCPUChargedNs, "offcpu_timer_skipped": c.OffCPUTimerSkipped} {
 			if v > 0 {
 				m[k] += v
 			}

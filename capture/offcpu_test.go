@@ -172,8 +172,17 @@ func TestOffCPUTruth(t *testing.T) {
 	// whose previous one no seen switch-in had ended, and the nanosleep
 	// threads came out 3 switches short of /proc (of 15,730); in 12 runs
 	// here beside six CPU hogs it was 0. The counts below are checked
-	// against /proc and the program's calls; this one is logged.
-	t.Logf("offcpu_unended %d", res.Health["offcpu_unended"])
+	// against /proc and the program's calls; this one is logged, with the
+	// two causes that would leave a switch-in unseen or its entry behind:
+	// the kernel's recursion misses of the program, and failed deletes
+	// of the thread's entry at a switch-in, by errno.
+	unended := []string{fmt.Sprintf("offcpu_unended %d, offcpu_recursion_misses %d", res.Health["offcpu_unended"], res.Health["offcpu_recursion_misses"])}
+	for k, v := range res.Health {
+		if strings.HasPrefix(k, "offcpu_delete_errno_") {
+			unended = append(unended, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	t.Log(strings.Join(unended, ", "))
 
 	// Time per path, in µs, with the kind of switch at the leaf.
 	inPath := func(p *fold.Profile, fn, kind string) int64 {

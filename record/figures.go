@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"path/filepath"
@@ -164,14 +165,20 @@ func (m *markWriter) at() time.Time {
 // more or less CPU than the process was accounted in the window (cpu): the
 // reports' rule and words (diff.SampledWarning: more than
 // diff.SampledOff percent apart), so that record, report, diff and the
-// bench report say the same of a run. With per-CPU events it adds their
-// known cause.
-func sampledGap(samples int64, freq int, cpu float64, perCPU bool) string {
-	if cpu <= 0 || freq <= 0 {
+// bench report say the same of a run. profiler is the off-CPU program's
+// run time charged to the process's threads (sampler_health
+// offcpu_charged_ns, in seconds), which the switch fix keeps out of the
+// samples on purpose (docs/fidelity.md): the samples are compared with cpu
+// less it. With per-CPU events it adds their known cause.
+func sampledGap(samples int64, freq int, cpu, profiler float64, perCPU bool) string {
+	if cpu <= 0 || freq <= 0 || profiler >= cpu {
 		return ""
 	}
-	w := diff.SampledWarning(100 * float64(samples) / float64(freq) / cpu)
-	if w != "" && perCPU && float64(samples) < cpu*float64(freq) {
+	w := diff.SampledWarning(100 * float64(samples) / float64(freq) / (cpu - profiler))
+	if w != "" && profiler > 0 {
+		w += fmt.Sprintf(" (accounted CPU less the off-CPU program's %.3f s charged to the threads)", profiler)
+	}
+	if w != "" && perCPU && float64(samples) < (cpu-profiler)*float64(freq) {
 		w += "; per-CPU events lose samples on some kernels when CPUs idle between short queries, per-thread events do not"
 	}
 	return w

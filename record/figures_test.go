@@ -34,27 +34,33 @@ func TestSysbenchTime(t *testing.T) {
 
 func TestSampledGap(t *testing.T) {
 	for _, tt := range []struct {
-		samples int64
-		freq    int
-		cpu     float64
-		perCPU  bool
-		want    string // "" or a part of the warning
+		samples  int64
+		freq     int
+		cpu      float64
+		profiler float64
+		perCPU   bool
+		want     string // "" or a part of the warning
 	}{
-		{1000, 100, 10, false, ""},
-		{985, 100, 10, false, ""},                           // 1.5% fewer: within 2%
-		{970, 100, 10, false, "97.00% of the CPU"},          // 3% fewer
-		{500, 100, 10, false, "50.00% of it has no sample"}, // far too few
-		{1030, 100, 10, false, "3.00% more than it"},        // more samples than CPU
-		{0, 99, 0, false, ""},                               // no CPU: nothing to compare
-		{1508, 999, 2.91, true, "per-CPU events lose samples"},
-		{1508, 999, 2.91, false, "51.87% of the CPU"},
+		{1000, 100, 10, 0, false, ""},
+		{985, 100, 10, 0, false, ""},                           // 1.5% fewer: within 2%
+		{970, 100, 10, 0, false, "97.00% of the CPU"},          // 3% fewer
+		{500, 100, 10, 0, false, "50.00% of it has no sample"}, // far too few
+		{1030, 100, 10, 0, false, "3.00% more than it"},        // more samples than CPU
+		{0, 99, 0, 0, false, ""},                               // no CPU: nothing to compare
+		{1508, 999, 2.91, 0, true, "per-CPU events lose samples"},
+		{1508, 999, 2.91, 0, false, "51.87% of the CPU"},
+		// The off-CPU program's 0.5 s charged to the threads has no
+		// sample on purpose: 950 samples stand for all of the rest.
+		{950, 100, 10, 0.5, false, ""},
+		{900, 100, 10, 0.5, false, "off-CPU program's 0.500 s"}, // 94.7% of the rest
+		{0, 99, 1, 1, false, ""},                                // all the profiler's: nothing to compare
 	} {
-		got := sampledGap(tt.samples, tt.freq, tt.cpu, tt.perCPU)
+		got := sampledGap(tt.samples, tt.freq, tt.cpu, tt.profiler, tt.perCPU)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("sampledGap(%d, %d, %g) = %q, want %q", tt.samples, tt.freq, tt.cpu, got, tt.want)
+			t.Errorf("sampledGap(%d, %d, %g, %g) = %q, want %q", tt.samples, tt.freq, tt.cpu, tt.profiler, got, tt.want)
 		}
-		if got != "" && !strings.HasPrefix(got, diff.SampledWarning(100*float64(tt.samples)/float64(tt.freq)/tt.cpu)) {
-			t.Errorf("sampledGap(%d, %d, %g) = %q: not the reports' words", tt.samples, tt.freq, tt.cpu, got)
+		if got != "" && !strings.HasPrefix(got, diff.SampledWarning(100*float64(tt.samples)/float64(tt.freq)/(tt.cpu-tt.profiler))) {
+			t.Errorf("sampledGap(%d, %d, %g, %g) = %q: not the reports' words", tt.samples, tt.freq, tt.cpu, tt.profiler, got)
 		}
 	}
 }

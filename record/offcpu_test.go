@@ -54,6 +54,14 @@ func TestRunOffCPU(t *testing.T) {
 		t.Fatalf("run.json: sampler %s, off_cpu %+v: want bpf and the off-CPU totals", m.Sampler, o)
 	}
 	t.Logf("off_cpu %+v; warnings %q", *o, res.Warnings)
+	// With the switch fix the samples leave out the off-CPU program's
+	// time charged to the threads, and run.json says how much
+	// (docs/fidelity.md, "The off-CPU program's cost").
+	charged, ok := m.SamplerHealth["offcpu_charged_ns"]
+	if m.SwitchFix && !ok {
+		t.Errorf("sampler_health %v: no offcpu_charged_ns with the switch fix", m.SamplerHealth)
+	}
+	t.Logf("sampled %.3f s, accounted %.3f s, of it the off-CPU program's %.3f s", m.SampledCPUSeconds, m.CPUSeconds(), float64(charged)/1e9)
 	if o.ProcVoluntary != m.VoluntaryCtxSwitches || o.ProcVoluntary < 5000 {
 		t.Errorf("proc_voluntary %d, voluntary_ctxt_switches %d: want the same, thousands", o.ProcVoluntary, m.VoluntaryCtxSwitches)
 	}

@@ -459,7 +459,8 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 		r.meta.Unwind = &fold.Unwind{Method: r.meta.CallGraph, WindowBytes: r.meta.CallGraphStackBytes}
 	}
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
-	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), c.PerCPU); w != "" {
+	profiler := float64(res.Health["offcpu_charged_ns"]) / 1e9
+	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), profiler, c.PerCPU); w != "" {
 		res.Warnings = append(res.Warnings, w)
 		r.meta.Warnings = append(r.meta.Warnings, w)
 	}
