@@ -490,8 +490,8 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effect
 	}
 	var sampled []float64
 	for _, l := range runs {
-		if m := l.p.Meta; m.SampledCPUSeconds > 0 && m.CPUSeconds() > 0 {
-			sampled = append(sampled, 100*m.SampledCPUSeconds/m.CPUSeconds())
+		if pct := l.p.Meta.SampledPct(); pct > 0 {
+			sampled = append(sampled, pct)
 		}
 	}
 	if len(sampled) > 0 {

@@ -84,8 +84,9 @@ type RunFigures struct {
 	RelativeQPS float64
 	// SampledPct is the CPU the samples stand for (run.json
 	// sampled_cpu_seconds) in percent of the CPU the process was
-	// accounted (cpu_seconds), valid only when HasSampled: a sampler that
-	// misses CPU shows below 100 (docs/fidelity.md).
+	// accounted (cpu_seconds) less the off-CPU program's time charged to
+	// it (fold.Meta.SampledPct), valid only when HasSampled: a sampler
+	// that misses CPU shows below 100 (docs/fidelity.md).
 	SampledPct float64
 	HasSampled bool
 	// Environment is the share of the kernel's scheduling, wake-up and
@@ -192,9 +193,9 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 	if f.OffCPU {
 		return f
 	}
-	if m.SampledCPUSeconds > 0 {
+	if pct := m.SampledPct(); pct > 0 {
 		f.HasSampled = true
-		f.SampledPct = 100 * m.SampledCPUSeconds / f.CPUSeconds
+		f.SampledPct = pct
 	}
 	if m.VoluntaryCtxSwitches+m.InvoluntaryCtxSwitches > 0 {
 		f.HasCtxSwitches = true

@@ -181,6 +181,25 @@ func (m *Meta) CPUSeconds() float64 {
 	return m.CPUUserSeconds + m.CPUSystemSeconds
 }
 
+// ProfilerChargedSeconds is the off-CPU program's own run time that the
+// scheduler charged to the process's threads (SamplerHealth's
+// offcpu_charged_ns), which the switch fix keeps out of the samples on
+// purpose (docs/fidelity.md); 0 without it.
+func (m *Meta) ProfilerChargedSeconds() float64 {
+	return float64(m.SamplerHealth["offcpu_charged_ns"]) / 1e9
+}
+
+// SampledPct is the CPU the samples stand for (SampledCPUSeconds) in
+// percent of the CPU the process was accounted less the profiler's time
+// charged to it (ProfilerChargedSeconds); 0 when either is unknown.
+func (m *Meta) SampledPct() float64 {
+	cpu := m.CPUSeconds() - m.ProfilerChargedSeconds()
+	if m.SampledCPUSeconds <= 0 || cpu <= 0 {
+		return 0
+	}
+	return 100 * m.SampledCPUSeconds / cpu
+}
+
 // HasPerOp reports whether CPU per operation can be computed.
 func (m *Meta) HasPerOp() bool {
 	return m != nil && m.Operations > 0 && m.CPUSeconds() > 0
@@ -600,7 +619,8 @@ type ThreadFidelity struct {
 	AccountedCPUSeconds float64 `json:"accounted_cpu_seconds"`
 	// Corrections is what the BPF sampler's switch fix did to the
 	// samples of that name (SamplerHealth's switch_deferred, switch_owed,
-	// switch_skipped, weighted_extra, weighted_zero); nil when nothing.
+	// switch_skipped, weighted_extra, weighted_zero, offcpu_charged_ns,
+	// offcpu_timer_skipped); nil when nothing.
 	Corrections map[string]uint64 `json:"corrections,omitempty"`
 }
 

@@ -235,3 +235,24 @@ func TestMetaRunDirectories(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaSampledPct: the samples against the accounted CPU less the
+// off-CPU program's time charged to the threads, which the switch fix
+// keeps out of the samples.
+func TestMetaSampledPct(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		m    Meta
+		want float64
+	}{
+		{"plain", Meta{CPUSecondsTotal: 4, SampledCPUSeconds: 3}, 75},
+		{"profiler charged", Meta{CPUSecondsTotal: 4, SampledCPUSeconds: 3, SamplerHealth: map[string]uint64{"offcpu_charged_ns": 1e9}}, 100},
+		{"no samples", Meta{CPUSecondsTotal: 4}, 0},
+		{"no CPU", Meta{SampledCPUSeconds: 3}, 0},
+		{"charged beyond the CPU", Meta{CPUSecondsTotal: 1, SampledCPUSeconds: 1, SamplerHealth: map[string]uint64{"offcpu_charged_ns": 2e9}}, 0},
+	} {
+		if got := tt.m.SampledPct(); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: SampledPct() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
