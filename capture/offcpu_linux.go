@@ -137,31 +137,40 @@ func offCPUTotals(counts []bpf.OffCPUCount) fold.OffCPU {
 	return t
 }
 
-// cfiPoll is how often answerCFI gives the off-CPU walk the rules it asked
-// for: a walk through glibc learns one more frame per round trip.
-const cfiPoll = 20 * time.Millisecond
+// cfiPoll and cfiPollMax bound how often answerCFI gives the off-CPU walk
+// the rules it asked for: every cfiPoll while it asks (a walk through glibc
+// learns one more frame per round trip, and walks before that fall back to
+// frame pointers), backing off to cfiPollMax while it asks for nothing.
+const (
+	cfiPoll    = 5 * time.Millisecond
+	cfiPollMax = 200 * time.Millisecond
+)
 
 // answerCFI answers the off-CPU program's requests for CFI rules
 // (bpf.Options.OffCPUCFI) from the objects' unwind tables until the run
 // stops.
 func (r *bpfRun) answerCFI(ctx context.Context) {
-	tick := time.NewTicker(cfiPoll)
-	defer tick.Stop()
+	wait := cfiPoll
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.stopped:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
 		pcs, err := r.prof.CFIWanted()
-		if err != nil || len(pcs) == 0 {
-			continue
+		if err == nil && len(pcs) > 0 {
+			if err := r.prof.SetCFIRules(r.copies.cfiRules(pcs)); err != nil {
+				return
+			}
+			wait = cfiPoll
+		} else {
+			wait = min(2*wait, cfiPollMax)
 		}
-		if err := r.prof.SetCFIRules(r.copies.cfiRules(pcs)); err != nil {
-			return
-		}
+		timer.Reset(wait)
 	}
 }
 
