@@ -193,10 +193,16 @@ func readOffCPU(dir, server string, m *symbolmap.Map) (*offRun, error) {
 	f := diff.Summarize(o.switches, diff.Options{}).Profile
 	o.vol, o.invol = f.Voluntary, f.Involuntary
 	meta := o.switches.Meta
-	check := fold.OffCPU{Voluntary: o.vol, Involuntary: o.invol, ProcVoluntary: meta.VoluntaryCtxSwitches, ProcInvoluntary: meta.InvoluntaryCtxSwitches}
+	// record's own check: run.json's off_cpu block (with /proc's counts,
+	// the minimum stretch and the switches of threads that exited, which
+	// /proc cannot count), with the profile's counts.
+	check := fold.OffCPU{ProcVoluntary: meta.VoluntaryCtxSwitches, ProcInvoluntary: meta.InvoluntaryCtxSwitches}
+	if meta.OffCPU != nil {
+		check = *meta.OffCPU
+	}
+	check.Voluntary, check.Involuntary = o.vol, o.invol
 	switch {
 	case meta.OffCPU != nil:
-		check.ProcVoluntary, check.ProcInvoluntary, check.MinBlockMicros = meta.OffCPU.ProcVoluntary, meta.OffCPU.ProcInvoluntary, meta.OffCPU.MinBlockMicros
 		if check.MinBlockMicros > 0 {
 			o.note = fmt.Sprintf("switches not checked against /proc: stretches off the CPU shorter than %d µs were left out", check.MinBlockMicros)
 		}

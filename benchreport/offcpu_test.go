@@ -251,6 +251,26 @@ func TestOffCPUSwitchGap(t *testing.T) {
 	}
 }
 
+// A repeat where /proc saw 5,238 fewer voluntary switches because a thread
+// that switched 5,238 times exited in the window (run.json off_cpu's
+// exited_*, which /proc cannot count) gets no warning: the check leaves
+// those switches out, as record's does.
+func TestOffCPUSwitchGapExitedThread(t *testing.T) {
+	runs := offCPURuns(t, func(s string, k int, m map[string]any) bool {
+		if s == "B" && k == 2 {
+			m["voluntary_ctxt_switches"] = math.Round(110000 / 1.05)
+			oc := m["off_cpu"].(map[string]any)
+			oc["proc_voluntary"] = math.Round(110000 / 1.05)
+			oc["exited_threads"], oc["exited_voluntary"] = 1, 110000-math.Round(110000/1.05)
+		}
+		return true
+	})
+	r := mustBuild(t, runs, offOptions(t))
+	if o := r.Workloads[0].version("B").OffCPU; o.Untrusted != "" || len(o.Warnings) != 0 {
+		t.Errorf("B: untrusted %q, warnings %q; want none: the gap is the exited thread's switches", o.Untrusted, o.Warnings)
+	}
+}
+
 // A run without off-CPU files beside runs with them is listed, with its
 // reason, and the version's figures are over the repeat that has one.
 func TestOffCPUPartial(t *testing.T) {
