@@ -459,8 +459,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 		r.meta.Unwind = &fold.Unwind{Method: r.meta.CallGraph, WindowBytes: r.meta.CallGraphStackBytes}
 	}
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
-	profiler := float64(res.Health["offcpu_charged_ns"]) / 1e9
-	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), profiler, c.PerCPU); w != "" {
+	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), r.meta.ProfilerChargedSeconds(), c.PerCPU); w != "" {
 		res.Warnings = append(res.Warnings, w)
 		r.meta.Warnings = append(r.meta.Warnings, w)
 	}
