@@ -868,13 +868,9 @@ static long cfi_step(__u64 i, void *vw)
 // walks it as before.
 static __always_inline __u32 walk_cfi(struct sample *r, struct health_counters *h)
 {
-	struct pt_regs *u = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	struct pt_regs ur;
-	if (bpf_probe_read_kernel(&ur, sizeof(ur), u) || (ur.cs & 3) != 3 || ur.rsp == 0)
+	if (user_regs(NULL, r) || !in_ranges(&nofp_ranges, r->ip))
 		return 0;
-	if (!in_ranges(&nofp_ranges, ur.rip))
-		return 0;
-	struct cfi_walk w = {.ip = ur.rip, .sp = ur.rsp, .bp = ur.rbp};
+	struct cfi_walk w = {.ip = r->ip, .sp = r->sp, .bp = r->bp};
 	bpf_loop(MAX_DEPTH, cfi_step, &w, 0);
 	h->offcpu_cfi_walks++;
 	if (w.end == CFI_END_MISSING) {

@@ -164,8 +164,10 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	if err := spec.Variables[profileVarKernelStacks].Set(kernel); err != nil {
 		return nil, fmt.Errorf("bpf: load profiler: set kernel: %w", err)
 	}
+	// Stack copies and the off-CPU CFI walk read the task's saved user
+	// registers (user_regs).
 	taskRegs := uint32(0)
-	if opts.StackCopy != StackCopyNever && taskRegsAvailable() {
+	if (opts.StackCopy != StackCopyNever || opts.OffCPU && opts.OffCPUCFI) && taskRegsAvailable() {
 		taskRegs = 1
 	}
 	period := uint64(0)
