@@ -2,6 +2,8 @@ package cputruth
 
 import (
 	"encoding/binary"
+	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -36,6 +38,37 @@ func TestSteadyTruth(t *testing.T) {
 	}
 	if d.Share("work_a") <= 0 || d.Share("work_a") > 25 {
 		t.Errorf("work_a %.1f%% of the run time, want about 12.5%%", d.Share("work_a"))
+	}
+}
+
+// The functions' figures by the thread clock (corrected for its reads by
+// clock_ns) and by CLOCK_MONOTONIC (a read of 30 ns, see account in
+// truth.c) agree, also for bursts of 10 to 30 µs, where the thread
+// clock's two reads are a tenth of a call, and for system calls.
+func TestClocksAgree(t *testing.T) {
+	bin, dir := BuildT(t)
+	for _, name := range []string{"bursty-jitter-20us-100us", "pingpong-30us-60us", "syscalls"} {
+		t.Run(name, func(t *testing.T) {
+			i := slices.IndexFunc(Scenarios, func(s Scenario) bool { return s.Name == name })
+			p := StartT(t, bin, dir, Scenarios[i])
+			before, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			after, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := after.Sub(before)
+			for _, fn := range Scenarios[i].Funcs {
+				clock, wall := d.Share(fn), d.Share(fn+"@wall")
+				t.Logf("%s: %.2f%% by the thread clock, %.2f%% by CLOCK_MONOTONIC", fn, clock, wall)
+				if clock < 5 || math.Abs(clock-wall) > 1 {
+					t.Errorf("%s: %.2f%% by the thread clock, %.2f%% by CLOCK_MONOTONIC: want them within 1 point", fn, clock, wall)
+				}
+			}
+		})
 	}
 }
 
