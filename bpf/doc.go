@@ -401,8 +401,10 @@ type Health struct {
 	// sample stood for, and timer samples skipped (the late ones, and
 	// SwitchSurplus: samples beyond the thread's run time). With
 	// SwitchFix, Samples - SwitchSkipped + SwitchDeferred + SwitchOwed is
-	// what Samples is without it.
-	SwitchDeferred, SwitchOwed, SwitchSkipped, SwitchSurplus uint64
+	// what Samples is without it. SwitchLate counts, of SwitchSkipped, the
+	// late timer samples of periods that ended in a switch-out after
+	// switch_fix's check there (seen at the switch-in).
+	SwitchDeferred, SwitchOwed, SwitchSkipped, SwitchSurplus, SwitchLate uint64
 	// WeightedExtra and WeightedZero count what Options.SwitchFix did with
 	// per-CPU events (weighted samples): samples added to timer samples
 	// for run time no timer sample stood for, and timer samples not

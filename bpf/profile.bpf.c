@@ -128,6 +128,7 @@ struct health_counters {
 	__u64 switch_owed;     // switch_fix: samples taken at a switch-out for CPU no timer sampled
 	__u64 switch_skipped;  // switch_fix: timer samples skipped (deferred ones, and surplus)
 	__u64 switch_surplus;  // switch_fix: of switch_skipped, samples beyond the accounted CPU
+	__u64 switch_late;     // switch_fix: of switch_skipped, late timer samples of periods that ended in a switch-out after the check there
 	__u64 weighted_extra;  // profile_weighted: samples added for run time no timer sample stood for
 	__u64 weighted_zero;   // profile_weighted: timer samples with less than a period of run time since the last
 	__u64 offcpu_dropped;  // offcpu: switches not counted: a map was full or a stack could not be stored
@@ -157,9 +158,13 @@ const volatile __u32 task_regs = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;
 // switch_fix (per-thread events only): the events' period in nanoseconds,
 // and how close to expiry a thread's sample timer may be at its switch-out
-// for its next sample to count as deferred (see switch_fix).
+// for its next sample to count as deferred (see switch_fix). 0: only a
+// timer that has expired; one that expires later in the switch-out is
+// found at the switch-in (switch_late). A slack of 5 us, used before that
+// check existed, also took samples of the next run's first microseconds,
+// which after a short wake-up path are the woken code's (docs/fidelity.md).
 const volatile __u64 period_ns = 0;
-const volatile __s64 defer_slack_ns = 5000;
+const volatile __s64 defer_slack_ns = 0;
 // offcpu: stretches off the CPU shorter than this are not counted.
 const volatile __u64 offcpu_min_ns = 0;
 // offcpu: 1: a user stack whose leaf is in a no-frame-pointer range
@@ -177,9 +182,21 @@ struct timerqueue_node {
 struct hrtimer {
 	struct timerqueue_node node;
 } __attribute__((preserve_access_index));
+// local64_t as the kernel nests it (x86-64), for hw.period_left.
+typedef struct {
+	__s64 counter;
+} atomic64_t;
+typedef atomic64_t atomic_long_t;
+typedef struct {
+	atomic_long_t a;
+} local_t;
+typedef struct {
+	local_t a;
+} local64_t;
 struct hw_perf_event {
 	struct hrtimer hrtimer;
 	__u64 sample_period;
+	local64_t period_left;
 } __attribute__((preserve_access_index));
 struct bpf_prog;
 struct perf_event {
@@ -633,23 +650,48 @@ int profile_weighted(struct bpf_perf_event_data *ctx)
 	return take_sample(ctx, ctx, h, tgid, tid, n);
 }
 
-// sample_timer_left returns how long the sample timer of task's event (the
-// one this program is attached to: a cpu-clock event with a BPF program and
-// period_ns) has left at now, or a large value when none is found.
-static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
+// thread_event returns task's per-thread cpu-clock event that this program
+// is attached to (one with a BPF program and period_ns), or NULL.
+static __always_inline struct perf_event *thread_event(struct task_struct *task)
 {
 	struct perf_event_context *ctx = task->perf_event_ctxp;
 	if (!ctx)
-		return 1LL << 62;
+		return NULL;
 	struct list_head *head = &ctx->event_list;
 	struct list_head *pos = ctx->event_list.next;
 	for (int i = 0; i < 4 && pos && pos != head; i++) {
 		struct perf_event *e = (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
 		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns)
-			return BPF_CORE_READ(e, hw.hrtimer.node.expires) - (__s64)now;
+			return e;
 		pos = BPF_CORE_READ(pos, next);
 	}
-	return 1LL << 62;
+	return NULL;
+}
+
+// sample_timer_left returns how long the sample timer of task's event
+// (thread_event) has left at now, or a large value when none is found.
+static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
+{
+	struct perf_event *e = thread_event(task);
+	if (!e)
+		return 1LL << 62;
+	return BPF_CORE_READ(e, hw.hrtimer.node.expires) - (__s64)now;
+}
+
+// switch_in is switch_fix at the switch-in of a target thread (see there):
+// a negative remainder on its event's timer means that the timer's next
+// expiry, 10 us in, is a late one.
+static __always_inline void switch_in(struct task_struct *next, struct health_counters *h)
+{
+	__u32 tid = next->pid;
+	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || t->skip)
+		return; // unknown yet, or a skip is due already (a deferred sample stands for it)
+	struct perf_event *e = thread_event(next);
+	if (e && BPF_CORE_READ(e, hw.period_left.a.a.counter) < 0) {
+		t->skip = 1;
+		h->switch_late++;
+	}
 }
 
 // switch_fix (with per-thread events): at each switch-out of a target
@@ -657,14 +699,22 @@ static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 n
 // things the event cannot see (docs/fidelity.md):
 //   - a sample timer that expired during the switch-out (interrupts off)
 //     fires only about 10 us after the thread's next switch-in, wherever
-//     the thread then is; the sample is taken here instead, in the
-//     blocking call where its period ended, and the late one skipped;
+//     the thread then is; when it has expired by this check, the sample
+//     is taken here instead, in the blocking call where its period ended,
+//     and the late one skipped;
 //   - the scheduler charges the thread for time the event does not count
 //     (the context switch itself): once its run time is a whole period
 //     ahead of the samples taken, a sample is taken here, and when the
 //     samples run a whole period ahead (event time the scheduler does not
 //     charge, such as a hypervisor's steal time), a timer sample is
 //     skipped.
+// At each switch-in of a target thread it looks at how the event was
+// stopped: a timer that expired after the check at the switch-out, in the
+// rest of it (the kernel runs perf's switch-out after this tracepoint),
+// left a negative remainder, and the kernel fires it 10 us after the
+// switch-in, wherever the thread then is: that late sample is skipped
+// (switch_late), and the run time it stood for is taken as an owed sample
+// at a later switch-out, in a blocking call.
 // It does not apply when perf swaps the contexts of two threads of the
 // target instead of stopping the event (contexts cloned from one parent).
 SEC("tp_btf/sched_switch")
@@ -672,13 +722,24 @@ int switch_fix(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
 
+	if (!period_ns)
+		return 0;
 	// current is prev here: the cheapest test for the many switches of
 	// other processes.
-	if (!period_ns || bpf_get_current_pid_tgid() >> 32 != target_tgid)
+	int prev_target = bpf_get_current_pid_tgid() >> 32 == target_tgid;
+	if (!prev_target && next->tgid != target_tgid)
 		return 0;
 	__u32 zero = 0;
 	struct health_counters *h = bpf_map_lookup_elem(&health, &zero);
 	if (!h)
+		return 0;
+	struct perf_event_context *pc = prev->perf_event_ctxp;
+	struct perf_event_context *nc = next->perf_event_ctxp;
+	if (pc && nc && pc->parent_ctx && pc->parent_ctx == nc->parent_ctx)
+		return 0; // contexts swapped, the event keeps running
+	if (next->tgid == target_tgid)
+		switch_in(next, h);
+	if (!prev_target)
 		return 0;
 	__u32 tid = prev->pid;
 	__u64 sum = prev->se.sum_exec_runtime;
@@ -688,10 +749,6 @@ int switch_fix(__u64 *ctx)
 		bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST);
 		return 0;
 	}
-	struct perf_event_context *pc = prev->perf_event_ctxp;
-	struct perf_event_context *nc = next->perf_event_ctxp;
-	if (pc && nc && pc->parent_ctx && pc->parent_ctx == nc->parent_ctx)
-		return 0; // contexts swapped, the event keeps running
 	__u64 ran = run_time(t, sum);
 	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
 		t->skip = 1;

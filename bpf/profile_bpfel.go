@@ -49,6 +49,7 @@ type profileHealthCounters struct {
 	SwitchOwed           uint64
 	SwitchSkipped        uint64
 	SwitchSurplus        uint64
+	SwitchLate           uint64
 	WeightedExtra        uint64
 	WeightedZero         uint64
 	OffcpuDropped        uint64

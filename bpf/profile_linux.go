@@ -684,6 +684,7 @@ func (p *Profiler) Health() (Health, error) {
 		h.SwitchOwed += c.SwitchOwed
 		h.SwitchSkipped += c.SwitchSkipped
 		h.SwitchSurplus += c.SwitchSurplus
+		h.SwitchLate += c.SwitchLate
 		h.WeightedExtra += c.WeightedExtra
 		h.WeightedZero += c.WeightedZero
 		h.OffCPUDropped += c.OffcpuDropped

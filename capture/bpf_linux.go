@@ -521,6 +521,7 @@ func healthMap(h bpf.Health) map[string]uint64 {
 	}
 	if h.SwitchDeferred+h.SwitchOwed+h.SwitchSkipped > 0 {
 		m["switch_deferred"], m["switch_owed"], m["switch_skipped"], m["switch_surplus"] = h.SwitchDeferred, h.SwitchOwed, h.SwitchSkipped, h.SwitchSurplus
+		m["switch_late"] = h.SwitchLate
 	}
 	if h.WeightedExtra+h.WeightedZero > 0 {
 		m["weighted_extra"], m["weighted_zero"] = h.WeightedExtra, h.WeightedZero
