@@ -4,6 +4,7 @@ package capture
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -14,19 +15,22 @@ import (
 // With Options.SwitchFix, the BPF sampler's samples stand for the CPU the
 // scheduler accounted (schedstat), within 3%, on programs whose true CPU
 // per function is known (internal/cputruth): a thread that works right
-// after waking and right before sleeping, and two threads that wake each
-// other through pipes. Without the fix they lose 10-20% of their CPU from
-// the samples (docs/fidelity.md). Both kinds of events are checked: the
-// per-thread ones (corrected at context switches) and the per-CPU ones
-// (each sample weighted with its thread's run time).
+// after waking and right before sleeping (bursts of fixed length, and
+// bursts that vary), and two threads that wake each other through pipes.
+// Without the fix they lose 10-20% of their CPU from the samples
+// (docs/fidelity.md). Both kinds of events are checked: the per-thread
+// ones (corrected at context switches) and the per-CPU ones (each sample
+// weighted with its thread's run time).
 //
-// The functions' shares are logged, not asserted: neither method holds
-// them within 2 points in every run yet. Per-thread events with the fix
-// put the pipe threads' functions within 0.7 points on a quiet machine but
-// up to 4.3 low beside CPU hogs, and the bursty thread's up to 4.6 high;
-// per-CPU weighted samples put functions 3-14 points high whenever the
-// threads' wake-ups and switches cost much CPU. That is the open part of
-// the work (docs/fidelity.md).
+// With per-thread events, the functions' shares of the bursts that vary
+// and of the pipe threads are held within 2 points of the truth, plus
+// three standard errors of a share of that many samples (the sampling
+// noise, about a point here). The thread whose every burst is alike is
+// only logged: a loop that repeats exactly meets a fixed sampling period
+// at the same few points (aliasing), and its shares swing by up to 3.6
+// points with the frequency (docs/fidelity.md). Per-CPU events are only
+// logged too: their ticks wake the bursty thread's sleeps on this VM and
+// lock its loop to the sampling grid.
 func TestSwitchFixTruth(t *testing.T) {
 	requireBPF(t)
 	bin, dir := cputruth.BuildT(t)
@@ -36,12 +40,17 @@ func TestSwitchFixTruth(t *testing.T) {
 		stackCopy string
 		acted     []string // health counters that must be non-zero
 	}{
-		{"per-thread", false, "never", []string{"switch_deferred", "switch_owed"}},
+		{"per-thread", false, "never", []string{"switch_deferred", "switch_owed", "switch_late"}},
+		// Stack copies where frame pointers fail (record's default): a
+		// copy at a switch-out makes it longer, and more timers expire
+		// after switch_fix's check there (switch_late).
+		{"per-thread-copies", false, "auto", []string{"switch_deferred", "switch_owed", "switch_late"}},
 		// Every sample copied: the weights go through the ring buffer.
 		{"per-cpu", true, "always", []string{"weighted_extra", "copied"}},
 	} {
 		for _, sc := range cputruth.Scenarios {
-			if sc.Name != "bursty-50us-100us" && sc.Name != "pingpong-30us-60us" {
+			held := sc.Name == "bursty-jitter-50us-100us" || sc.Name == "pingpong-30us-60us"
+			if !held && sc.Name != "bursty-50us-100us" {
 				continue
 			}
 			t.Run(mode.name+"/"+sc.Name, func(t *testing.T) {
@@ -96,7 +105,12 @@ func TestSwitchFixTruth(t *testing.T) {
 						}
 					}
 					got, want := 100*float64(n)/float64(total), truth.Share(fn)
-					t.Logf("%s: sampled %.2f%%, true %.2f%%", fn, got, want)
+					// The standard error of a share of total samples, in points.
+					se := math.Sqrt(want * (100 - want) / float64(total))
+					t.Logf("%s: sampled %.2f%%, true %.2f%% (%.2f%% by CLOCK_MONOTONIC); standard error %.2f points", fn, got, want, truth.Share(fn+"@wall"), se)
+					if held && !mode.perCPU && math.Abs(got-want) > 2+3*se {
+						t.Errorf("%s: sampled %.2f%%, true %.2f%%: want within 2 points plus 3 standard errors (%.2f)", fn, got, want, 2+3*se)
+					}
 				}
 			})
 		}
