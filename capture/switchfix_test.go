@@ -107,7 +107,7 @@ func TestSwitchFixTruth(t *testing.T) {
 					got, want := 100*float64(n)/float64(total), truth.Share(fn)
 					// The standard error of a share of total samples, in points.
 					se := math.Sqrt(want * (100 - want) / float64(total))
-					t.Logf("%s: sampled %.2f%%, true %.2f%% (%.2f%% by CLOCK_MONOTONIC); standard error %.2f points", fn, got, want, truth.Share(fn+"@wall"), se)
+					t.Logf("%s: sampled %.2f%%, true %.2f%% (%.2f%% by the thread clock); standard error %.2f points", fn, got, want, truth.Share(fn+"@thread"), se)
 					if held && !mode.perCPU && math.Abs(got-want) > 2+3*se {
 						t.Errorf("%s: sampled %.2f%%, true %.2f%%: want within 2 points plus 3 standard errors (%.2f)", fn, got, want, 2+3*se)
 					}

@@ -1,8 +1,10 @@
 // Package cputruth runs programs whose true CPU per function is known, as
 // ground truth for a sampler: csrc/truth.c, built with gcc (frame
 // pointers in every function: -O0, as gcc 12 at -O1 leaves the frame out
-// of a leaf loop even with -fno-omit-frame-pointer), measures each working function's CPU with
-// CLOCK_THREAD_CPUTIME_ID and adds it to counters in a shared file, and
+// of a leaf loop even with -fno-omit-frame-pointer), measures each working
+// function's time on the CPU (CLOCK_MONOTONIC while the thread stays on
+// the CPU, CLOCK_THREAD_CPUTIME_ID when it does not; see account in
+// truth.c) and adds it to counters in a shared file, and
 // the kernel's /proc/PID/task/TID/schedstat gives each thread's run time
 // to the nanosecond. A Snapshot at the start and the end of a sampling
 // window gives, by Sub, the CPU each function and each thread used in it.
@@ -157,6 +159,9 @@ type Snapshot struct {
 	Funcs   map[string]uint64
 	Calls   map[string]uint64
 	Threads map[string]uint64
+	// ClockNs is what one read of the thread clock costs, warm (the
+	// program's calibration).
+	ClockNs uint64
 }
 
 // Snapshot reads the counters and the threads' run times.
@@ -176,28 +181,23 @@ func (p *Program) Snapshot() (*Snapshot, error) {
 	return s, nil
 }
 
-// ParseCounters parses the program's counter file: each function's
-// nanoseconds, with one clock read per call added (what its measured
-// intervals miss of the calls that measure them), and its calls.
+// ParseCounters parses the program's counter file: each counter's
+// nanoseconds and calls, and the thread clock's read cost.
 func ParseCounters(data []byte) (*Snapshot, error) {
 	const head, rec = 24, 48
-	if len(data) < head || string(data[:6]) != "TRUTH2" {
+	if len(data) < head || string(data[:6]) != "TRUTH3" {
 		return nil, errors.New("not a truth counter file")
 	}
 	n := binary.LittleEndian.Uint64(data[8:16])
-	clock := binary.LittleEndian.Uint64(data[16:24])
 	if n > 64 || uint64(len(data)) < head+n*rec {
 		return nil, fmt.Errorf("counter file holds %d bytes, too short for %d counters", len(data), n)
 	}
-	s := &Snapshot{Funcs: map[string]uint64{}, Calls: map[string]uint64{}}
+	s := &Snapshot{Funcs: map[string]uint64{}, Calls: map[string]uint64{}, ClockNs: binary.LittleEndian.Uint64(data[16:24])}
 	for i := uint64(0); i < n; i++ {
 		r := data[head+i*rec : head+(i+1)*rec]
 		name := strings.TrimRight(string(r[:32]), "\x00")
-		calls := binary.LittleEndian.Uint64(r[40:48])
-		// Each call's interval misses about one clock read, whose
-		// samples are the function's (see clock_ns in truth.c).
-		s.Funcs[name] = binary.LittleEndian.Uint64(r[32:40]) + calls*clock
-		s.Calls[name] = calls
+		s.Funcs[name] = binary.LittleEndian.Uint64(r[32:40])
+		s.Calls[name] = binary.LittleEndian.Uint64(r[40:48])
 	}
 	return s, nil
 }
@@ -232,7 +232,7 @@ func ThreadRunTimes(procRoot string, pid int) (map[string]uint64, error) {
 
 // Sub returns what s counts beyond before.
 func (s *Snapshot) Sub(before *Snapshot) *Snapshot {
-	d := &Snapshot{Funcs: map[string]uint64{}, Calls: map[string]uint64{}, Threads: map[string]uint64{}}
+	d := &Snapshot{Funcs: map[string]uint64{}, Calls: map[string]uint64{}, Threads: map[string]uint64{}, ClockNs: s.ClockNs}
 	for k, v := range s.Funcs {
 		d.Funcs[k] = v - before.Funcs[k]
 	}
@@ -255,8 +255,8 @@ func (s *Snapshot) TotalNs() uint64 {
 }
 
 // Share returns the share (percent) of all threads' run time that
-// function fn used. Share(fn+"@wall") is the same figure measured with a
-// second clock (see account in truth.c).
+// function fn used. Share(fn+"@thread") is the same figure by the thread
+// clock alone (see account in truth.c).
 func (s *Snapshot) Share(fn string) float64 {
 	t := s.TotalNs()
 	if t == 0 {

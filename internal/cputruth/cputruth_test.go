@@ -2,7 +2,6 @@ package cputruth
 
 import (
 	"encoding/binary"
-	"math"
 	"slices"
 	"testing"
 	"time"
@@ -41,10 +40,16 @@ func TestSteadyTruth(t *testing.T) {
 	}
 }
 
-// The functions' figures by the thread clock (corrected for its reads by
-// clock_ns) and by CLOCK_MONOTONIC (a read of 30 ns, see account in
-// truth.c) agree, also for bursts of 10 to 30 µs, where the thread
-// clock's two reads are a tenth of a call, and for system calls.
+// The functions' two figures, the time on the CPU by CLOCK_MONOTONIC
+// (the truth: Share(fn)) and the thread clock's (Share(fn+"@thread"), its
+// reads corrected by their calibrated cost), count the same CPU: per call
+// they differ by less than one thread clock read, also for bursts of 10
+// to 30 µs right after a wake-up, where the first read of the thread clock
+// is cold and costs more than its calibration (the reason the truth is
+// the monotonic figure, see account in truth.c), and for system calls. A
+// call that left the CPU (preempted) is counted by the thread clock in
+// both, so load beside the test does not widen the gap; counting the time
+// off the CPU would put it microseconds per call apart.
 func TestClocksAgree(t *testing.T) {
 	bin, dir := BuildT(t)
 	for _, name := range []string{"bursty-jitter-20us-100us", "pingpong-30us-60us", "syscalls"} {
@@ -61,11 +66,17 @@ func TestClocksAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := after.Sub(before)
+			clock := float64(d.ClockNs)
 			for _, fn := range Scenarios[i].Funcs {
-				clock, wall := d.Share(fn), d.Share(fn+"@wall")
-				t.Logf("%s: %.2f%% by the thread clock, %.2f%% by CLOCK_MONOTONIC", fn, clock, wall)
-				if clock < 5 || math.Abs(clock-wall) > 1 {
-					t.Errorf("%s: %.2f%% by the thread clock, %.2f%% by CLOCK_MONOTONIC: want them within 1 point", fn, clock, wall)
+				calls := float64(d.Calls[fn])
+				if calls == 0 || d.Share(fn) < 5 {
+					t.Fatalf("%s: %v calls, %.2f%% of the run time: want it to run", fn, calls, d.Share(fn))
+				}
+				excess := (float64(d.Funcs[fn]) - float64(d.Funcs[fn+"@thread"])) / calls
+				t.Logf("%s: %.2f%% on the CPU, %.2f%% by the thread clock; %.0f ns a call more (a thread clock read: %.0f ns)",
+					fn, d.Share(fn), d.Share(fn+"@thread"), excess, clock)
+				if excess < -clock/2 || excess > clock {
+					t.Errorf("%s: the time on the CPU is %.0f ns a call more than the thread clock's: want between -%.0f and %.0f (half a thread clock read less, one more)", fn, excess, clock/2, clock)
 				}
 			}
 		})
@@ -74,7 +85,7 @@ func TestClocksAgree(t *testing.T) {
 
 func TestParseCounters(t *testing.T) {
 	data := make([]byte, 24+2*48)
-	copy(data, "TRUTH2")
+	copy(data, "TRUTH3")
 	binary.LittleEndian.PutUint64(data[8:], 2)
 	binary.LittleEndian.PutUint64(data[16:], 10) // a clock read: 10 ns
 	copy(data[24:], "f")
@@ -83,10 +94,10 @@ func TestParseCounters(t *testing.T) {
 	copy(data[72:], "g")
 	binary.LittleEndian.PutUint64(data[72+32:], 7)
 	s, err := ParseCounters(data)
-	if err != nil || s.Funcs["f"] != 550 || s.Calls["f"] != 5 || s.Funcs["g"] != 7 || len(s.Funcs) != 2 {
+	if err != nil || s.Funcs["f"] != 500 || s.Calls["f"] != 5 || s.Funcs["g"] != 7 || s.ClockNs != 10 || len(s.Funcs) != 2 {
 		t.Fatalf("ParseCounters = %+v, %v", s, err)
 	}
-	for _, bad := range [][]byte{nil, []byte("TRUTH1xxxxxxxxxxxxxxxxxx"), data[:100]} {
+	for _, bad := range [][]byte{nil, []byte("TRUTH2xxxxxxxxxxxxxxxxxx"), data[:100]} {
 		if _, err := ParseCounters(bad); err == nil {
 			t.Errorf("ParseCounters(%d bytes) accepted", len(bad))
 		}
@@ -94,7 +105,7 @@ func TestParseCounters(t *testing.T) {
 }
 
 func FuzzParseCounters(f *testing.F) {
-	f.Add([]byte("TRUTH2\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00"))
+	f.Add([]byte("TRUTH3\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseCounters(data)
