@@ -2,7 +2,6 @@ package fold
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -27,6 +26,13 @@ type OffCPU struct {
 	// Involuntary are checked against (a warning beyond 3%).
 	ProcVoluntary   int64 `json:"proc_voluntary"`
 	ProcInvoluntary int64 `json:"proc_involuntary"`
+	// ProcOuterVoluntary and ProcOuterInvoluntary are /proc's switches
+	// from just before the sampler started to just after it stopped: the
+	// program counts from its start to its stop, so its counts lie
+	// between ProcVoluntary and these (absent in runs made before
+	// December 2026, and when the process was gone after the stop).
+	ProcOuterVoluntary   int64 `json:"proc_outer_voluntary,omitempty"`
+	ProcOuterInvoluntary int64 `json:"proc_outer_involuntary,omitempty"`
 	// MinBlockMicros is the shortest stretch counted (record
 	// --off-cpu-min); 0: every one. With it, the switches counted are
 	// fewer than /proc's.
@@ -64,8 +70,9 @@ type OffCPUThread struct {
 
 // OffCPUSlack is the difference in switches SwitchGap lets pass whatever
 // the counts: the program counts from the sampler's start to its stop,
-// /proc's figures are read just inside that, and a few threads may switch
-// in between.
+// and where /proc was not read around that (ProcOuterVoluntary), its
+// figures are read just inside it, and a few threads may switch in
+// between.
 const OffCPUSlack = 5
 
 // OffCPUGapPct is the largest difference, in percent of /proc's count,
@@ -74,22 +81,41 @@ const OffCPUGapPct = 3
 
 // SwitchGap is the warning of an off-CPU profile whose switches (less
 // those of threads that exited in the window, which /proc cannot count)
-// differ from /proc's over the same window by more than OffCPUGapPct percent
-// and more than OffCPUSlack switches, voluntary or involuntary; "" when
-// they do not, or with a minimum stretch (MinBlockMicros), which leaves
-// switches out on purpose. record warns with it as it writes run.json,
-// the bench report as it reads one.
+// differ from /proc's by more than OffCPUGapPct percent and more than
+// OffCPUSlack switches, voluntary or involuntary; "" when they do not, or
+// with a minimum stretch (MinBlockMicros), which leaves switches out on
+// purpose. /proc's counts are a range: from the window inside the
+// sampler's (ProcVoluntary) to the window around it (ProcOuterVoluntary),
+// and a count in that range is right; the differences are taken to its
+// nearer end. Without the outer window the range is the inner count. A
+// loaded machine stretches the time between the sampler's start and stop
+// and /proc's reads, in which a preempted thread switches as often as
+// anywhere. record warns with it as it writes run.json, the bench report
+// as it reads one.
 func (t *OffCPU) SwitchGap() string {
 	if t == nil || t.MinBlockMicros > 0 {
 		return ""
 	}
 	var off []string
 	for _, k := range []struct {
-		kind      string
-		got, want int64
-	}{{"voluntary", t.Voluntary - t.ExitedVoluntary, t.ProcVoluntary}, {"involuntary", t.Involuntary - t.ExitedInvoluntary, t.ProcInvoluntary}} {
-		if d := math.Abs(float64(k.got - k.want)); d > OffCPUSlack && d > OffCPUGapPct/100.0*float64(k.want) {
-			off = append(off, fmt.Sprintf("%s %d against /proc's %d", k.kind, k.got, k.want))
+		kind         string
+		got, in, out int64
+	}{{"voluntary", t.Voluntary - t.ExitedVoluntary, t.ProcVoluntary, t.ProcOuterVoluntary},
+		{"involuntary", t.Involuntary - t.ExitedInvoluntary, t.ProcInvoluntary, t.ProcOuterInvoluntary}} {
+		lo, hi := k.in, max(k.in, k.out)
+		var d int64
+		switch {
+		case k.got < lo:
+			d = lo - k.got
+		case k.got > hi:
+			d = k.got - hi
+		}
+		if float64(d) > OffCPUSlack && float64(d) > OffCPUGapPct/100.0*float64(k.in) {
+			want := fmt.Sprint(k.in)
+			if hi > lo {
+				want = fmt.Sprintf("%d to %d", lo, hi)
+			}
+			off = append(off, fmt.Sprintf("%s %d against /proc's %s", k.kind, k.got, want))
 		}
 	}
 	if len(off) == 0 {

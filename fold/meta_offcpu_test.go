@@ -21,6 +21,14 @@ func TestOffCPUSwitchGap(t *testing.T) {
 		// 10.11's run in docs/lab.md: a tpool thread exited in the window.
 		{"exited threads left out", OffCPU{Voluntary: 64422, ProcVoluntary: 61496, Involuntary: 17620, ProcInvoluntary: 14466,
 			ExitedThreads: 1, ExitedVoluntary: 2930, ExitedInvoluntary: 3150}, ""},
+		// TestRunOffCPU beside the other packages' tests: 7 more
+		// involuntary switches than /proc's inner window saw, inside the
+		// window around the sampler's.
+		{"within the outer window", OffCPU{Voluntary: 6014, ProcVoluntary: 5983, ProcOuterVoluntary: 6020,
+			Involuntary: 91, ProcInvoluntary: 84, ProcOuterInvoluntary: 93}, ""},
+		{"beyond the outer window", OffCPU{Voluntary: 6014, ProcVoluntary: 5983, ProcOuterVoluntary: 6020,
+			Involuntary: 110, ProcInvoluntary: 84, ProcOuterInvoluntary: 93}, "involuntary 110 against /proc's 84 to 93"},
+		{"below the inner window", OffCPU{Voluntary: 5000, ProcVoluntary: 5983, ProcOuterVoluntary: 6020}, "voluntary 5000 against /proc's 5983 to 6020"},
 		{"exited threads, still off", OffCPU{Voluntary: 64422, ProcVoluntary: 61496, ExitedThreads: 2, ExitedVoluntary: 100},
 			"voluntary 64322 against /proc's 61496, leaving out the 2 threads that exited"},
 	} {

@@ -23,13 +23,13 @@ func TestOffCPUFigures(t *testing.T) {
 	m := &fold.Meta{WindowSeconds: 2, VoluntaryCtxSwitches: 70, InvoluntaryCtxSwitches: 3}
 	in := fold.OffCPU{Seconds: 3.5, Voluntary: 69, Threads: []fold.OffCPUThread{{Name: "a", Threads: 2, Seconds: 3.5}, {Name: "b"}}}
 	off := &capture.OffCPU{Totals: in, ByTID: map[int]capture.ThreadSwitches{1: {Voluntary: 60}, 2: {Voluntary: 6, Involuntary: 1}, 3: {Voluntary: 3}}}
-	got := offCPUFigures(off, m, []procstat.ThreadCPU{{Name: "a", Threads: 2, Seconds: 0.4}}, nil, 50*time.Microsecond)
-	if got.ProcVoluntary != 70 || got.ProcInvoluntary != 3 || got.MinBlockMicros != 50 || got.ExitedThreads != 0 ||
+	got := offCPUFigures(off, m, procstat.Window{Voluntary: 72, Involuntary: 4}, []procstat.ThreadCPU{{Name: "a", Threads: 2, Seconds: 0.4}}, nil, 50*time.Microsecond)
+	if got.ProcVoluntary != 70 || got.ProcInvoluntary != 3 || got.ProcOuterVoluntary != 72 || got.ProcOuterInvoluntary != 4 || got.MinBlockMicros != 50 || got.ExitedThreads != 0 ||
 		got.Threads[0].WallMinusCPUSeconds != 3.6 || got.Threads[1].WallMinusCPUSeconds != 0 || in.Threads[0].WallMinusCPUSeconds != 0 {
-		t.Errorf("offCPUFigures = %+v: want /proc's 70 and 3, minimum 50 µs, a's 2 x 2 s - 0.4 = 3.6 s, b unknown, the input untouched, no exits known", got)
+		t.Errorf("offCPUFigures = %+v: want /proc's 70 and 3 (72 and 4 around the sampler), minimum 50 µs, a's 2 x 2 s - 0.4 = 3.6 s, b unknown, the input untouched, no exits known", got)
 	}
 	// Threads 2 and 3 exited in the window: /proc cannot count them.
-	got = offCPUFigures(off, m, nil, map[int]bool{1: true, 4: true}, 0)
+	got = offCPUFigures(off, m, procstat.Window{}, nil, map[int]bool{1: true, 4: true}, 0)
 	if got.ExitedThreads != 2 || got.ExitedVoluntary != 9 || got.ExitedInvoluntary != 1 {
 		t.Errorf("offCPUFigures with threads 1 and 4 alive = %+v: want 2 threads exited, 9 and 1 switches", got)
 	}
@@ -67,6 +67,11 @@ func TestRunOffCPU(t *testing.T) {
 	}
 	if d := float64(o.Voluntary-o.ProcVoluntary) / float64(o.ProcVoluntary); d < -0.03 || d > 0.03 {
 		t.Errorf("voluntary switches %d, /proc %d: want within 3%%", o.Voluntary, o.ProcVoluntary)
+	}
+	// /proc read around the sampler counts at least what it read inside.
+	if o.ProcOuterVoluntary < o.ProcVoluntary || o.ProcOuterInvoluntary < o.ProcInvoluntary {
+		t.Errorf("/proc around the sampler %d and %d switches, inside it %d and %d: want at least as many around",
+			o.ProcOuterVoluntary, o.ProcOuterInvoluntary, o.ProcVoluntary, o.ProcInvoluntary)
 	}
 	for _, w := range res.Warnings {
 		if strings.Contains(w, "OFF-CPU") {

@@ -44,6 +44,9 @@ type recorder struct {
 	// alive holds the ids of the server's threads alive at the window's end
 	// (procstat.Window.Alive): /proc counts their switches only.
 	alive map[int]bool
+	// outer is /proc's window around the sampler's, from just before it
+	// started to just after it stopped (zero when not read).
+	outer procstat.Window
 	// env is the placement of the server and the client, and the host's
 	// figures (environment.go).
 	env *environment
@@ -60,6 +63,10 @@ type window struct {
 	start, end time.Time
 	before     *procstat.Snapshot
 	cBefore    map[string]int64
+	// outerBefore is /proc read just before the sampler starts: with a
+	// read just after it stops, a window around the sampler's, whose
+	// switch counts bound the off-CPU program's from above.
+	outerBefore *procstat.Snapshot
 }
 
 // cleanup stops whatever is still running. Safe to call more than once.
@@ -124,6 +131,9 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	if r.sampler != nil {
 		res, stopErr = r.sampler.Stop(context.Background())
 		r.sampler = nil
+		if outerAfter, err := procstat.Read(c.ProcRoot, r.pid); err == nil && procErr == nil {
+			r.outer = procstat.Diff(win.outerBefore, outerAfter)
+		}
 	}
 	r.meta.EndTime = win.end.UTC().Format(time.RFC3339Nano)
 	r.meta.WindowSeconds = win.end.Sub(win.start).Seconds()
@@ -245,7 +255,8 @@ func (r *recorder) withFallback(start func(capture.Options) error) error {
 // start.
 func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	c := r.cfg
-	if _, err := procstat.Read(c.ProcRoot, r.pid); err != nil {
+	var err error
+	if win.outerBefore, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
 	if r.sampler != nil {
@@ -255,7 +266,6 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 		r.meta.SwitchFix = r.opts.SwitchFix
 	}
 	// The window starts once the sampler runs: figures from here on.
-	var err error
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
 	}
@@ -476,7 +486,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.Fidelity = threadFidelity(res.Profile, res.Samples, r.meta.SampledCPUSeconds, r.accounted, res.Corrections)
 	res.Profile.Meta = r.meta
 	if res.OffCPU != nil {
-		r.meta.OffCPU = offCPUFigures(res.OffCPU, r.meta, r.accounted, r.alive, c.OffCPUMin)
+		r.meta.OffCPU = offCPUFigures(res.OffCPU, r.meta, r.outer, r.accounted, r.alive, c.OffCPUMin)
 		if w := r.meta.OffCPU.SwitchGap(); w != "" {
 			res.Warnings = append(res.Warnings, w)
 			r.meta.Warnings = append(r.meta.Warnings, w)
