@@ -2,6 +2,7 @@ package diff
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/flamediff/flamediff/fold"
 )
@@ -29,18 +30,38 @@ const (
 
 // stackKind returns the frames of a stack without its switch-kind leaf,
 // and the kind; for a profile that is not off-CPU, or a stack without
-// such a leaf, the frames as they are and kindNone.
+// such a leaf, the frames as they are and kindNone. Frames of that name
+// elsewhere than the leaf (never written by the sampler, but possible in
+// folded text) are left out too, but for the first (the thread), as
+// WithoutSwitchKind leaves them out: no function is named by the kind.
 func stackKind(offCPU bool, frames []string) ([]string, switchKind) {
 	if !offCPU || len(frames) == 0 {
 		return frames, kindNone
 	}
+	kind := kindNone
 	switch frames[len(frames)-1] {
 	case fold.OffCPUVoluntary:
-		return frames[:len(frames)-1], kindVoluntary
+		frames, kind = frames[:len(frames)-1], kindVoluntary
 	case fold.OffCPUInvoluntary:
-		return frames[:len(frames)-1], kindInvoluntary
+		frames, kind = frames[:len(frames)-1], kindInvoluntary
 	}
-	return frames, kindNone
+	for i := 1; i < len(frames); i++ {
+		if isKindFrame(frames[i]) {
+			out := slices.Clone(frames[:i])
+			for _, f := range frames[i+1:] {
+				if !isKindFrame(f) {
+					out = append(out, f)
+				}
+			}
+			return out, kind
+		}
+	}
+	return frames, kind
+}
+
+// isKindFrame reports whether name is a switch-kind frame.
+func isKindFrame(name string) bool {
+	return name == fold.OffCPUVoluntary || name == fold.OffCPUInvoluntary
 }
 
 // kinds adds v to the voluntary or involuntary count of kind k.
@@ -61,7 +82,7 @@ func WithoutSwitchKind(p *fold.Profile) *fold.Profile {
 		return p
 	}
 	return p.MapFrames(func(i int, name string) (string, bool) {
-		return name, i == 0 || name != fold.OffCPUVoluntary && name != fold.OffCPUInvoluntary
+		return name, i == 0 || !isKindFrame(name)
 	})
 }
 
