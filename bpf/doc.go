@@ -71,7 +71,10 @@
 // map is a hard and predictable limit. The stacks map, 1 KiB a value, is
 // not (BPF_F_NO_PREALLOC) so that memory follows the stacks actually seen;
 // the price is an occasional -ENOMEM on an insert in interrupt context
-// (Health.StackNoMem). Options.PreallocStacks, and kernels before 6.1,
+// (Health.StackNoMem), which the loader makes rarer by filling each CPU's
+// element cache before the programs run (the kernel starts it with one
+// element of this size: the first switch-out with two new stacks lost a
+// switch in every off-CPU run with kernel stacks). Options.PreallocStacks, and kernels before 6.1,
 // which refuse non-preallocated maps in perf_event programs, get a
 // preallocated one.
 //

@@ -278,9 +278,11 @@ struct {
 // 64 MiB for stacks that mostly never come. The price: an insert in
 // interrupt context can find the kernel's per-CPU element cache empty and
 // fail with -ENOMEM (seen on a CPU's first samples, when the user and the
-// kernel stack are both new); that sample is dropped and counted. The loader
-// clears the flag on request (Options.PreallocStacks) and on kernels (< 6.1)
-// that refuse non-preallocated maps in perf_event programs.
+// kernel stack are both new: the kernel starts the cache with one element
+// of this size); that sample is dropped and counted. The loader fills the
+// caches first (warmStackCache), and clears the flag on request
+// (Options.PreallocStacks) and on kernels (< 6.1) that refuse
+// non-preallocated maps in perf_event programs.
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);

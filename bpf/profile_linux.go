@@ -264,7 +264,46 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 			return nil, classify("bpf: load the off-CPU program (needs Linux 5.18 and the kernel's BTF)", err)
 		}
 	}
+	if objs.Stacks.Flags()&unix.BPF_F_NO_PREALLOC != 0 {
+		warmStackCache(objs.Stacks)
+	}
 	return &objs, nil
+}
+
+// warmStackCache fills the kernel's per-CPU element cache of the stacks
+// map (not preallocated) on every CPU this process may run on, by
+// inserting and deleting one entry from each. The kernel creates the map
+// with one element per CPU for values of this size (1 KiB), and an
+// insert with interrupts off cannot refill the cache: the off-CPU
+// program's first switch-out on a CPU with a new user and a new kernel
+// stack found it empty for the second and lost that switch (-ENOMEM,
+// one "off-CPU: 1 switches were not counted" warning in every lab run).
+// An insert from here, a system call, is followed by the refill
+// (irq_work) to the cache's batch. Best effort: a CPU this process may
+// not run on keeps its single element.
+func warmStackCache(m *ebpf.Map) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var allowed unix.CPUSet
+	if unix.SchedGetaffinity(0, &allowed) != nil {
+		return
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &allowed) }()
+	value := make([]byte, m.ValueSize())
+	key := ^uint64(0) // not a hash store_stack makes in practice; removed at once
+	for cpu := 0; cpu < len(allowed)*64; cpu++ {
+		if !allowed.IsSet(cpu) {
+			continue
+		}
+		var one unix.CPUSet
+		one.Set(cpu)
+		if unix.SchedSetaffinity(0, &one) != nil {
+			continue
+		}
+		if m.Update(key, value, ebpf.UpdateNoExist) == nil {
+			_ = m.Delete(key)
+		}
+	}
 }
 
 // maxThreads is the capacity of offcpu_starts: the target's threads off

@@ -114,6 +114,13 @@ func TestOffCPUSwitchFixTruth(t *testing.T) {
 			if res.ProgramRunTime > 0 && charged > res.ProgramRunTime {
 				t.Errorf("offcpu_charged_ns %v, more than the BPF programs ran (%v)", charged, res.ProgramRunTime)
 			}
+			// Every switch counted: no insert found the stacks map's
+			// element cache empty (bpf's warmStackCache; before it, the
+			// first switch-out with a new user and a new kernel stack
+			// lost one switch in every run with kernel stacks).
+			if d := res.Health["offcpu_dropped"]; d != 0 {
+				t.Errorf("offcpu_dropped %d: want every switch counted", d)
+			}
 			if tc.charged && charged == 0 {
 				t.Errorf("offcpu_charged_ns 0: threads that switch to each other were charged nothing")
 			}
