@@ -74,9 +74,9 @@
 // (Health.StackNoMem), which the loader makes rarer by filling each CPU's
 // element cache before the programs run (the kernel starts it with one
 // element of this size: the first switch-out with two new stacks lost a
-// switch in every off-CPU run with kernel stacks). Options.PreallocStacks, and kernels before 6.1,
-// which refuse non-preallocated maps in perf_event programs, get a
-// preallocated one.
+// switch in every off-CPU run with kernel stacks). Options.PreallocStacks,
+// and kernels before 6.1, which refuse non-preallocated maps in
+// perf_event programs, get a preallocated one.
 //
 // # Off-CPU counts
 //

@@ -10,10 +10,10 @@ import (
 )
 
 // offCPUFigures completes the off-CPU totals of the sampler with /proc's
-// switches over the window (m) and around the sampler's (outer), the switches of the threads that had
-// exited by its end (not alive, when /proc said which were), and, per
-// thread name, the threads' wall-clock time less their run time
-// (accounted, schedstat).
+// switches over the window (m) and around the sampler's (outer), the
+// switches of the threads that had exited by its end (not alive, when
+// /proc said which were), and, per thread name, the threads' wall-clock
+// time less their run time (accounted, schedstat).
 func offCPUFigures(off *capture.OffCPU, m *fold.Meta, outer procstat.Window, accounted []procstat.ThreadCPU, alive map[int]bool, min time.Duration) *fold.OffCPU {
 	t := off.Totals
 	t.ProcVoluntary, t.ProcInvoluntary = m.VoluntaryCtxSwitches, m.InvoluntaryCtxSwitches

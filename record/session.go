@@ -131,8 +131,12 @@ func (r *recorder) record(ctx context.Context) (*Result, error) {
 	if r.sampler != nil {
 		res, stopErr = r.sampler.Stop(context.Background())
 		r.sampler = nil
-		if outerAfter, err := procstat.Read(c.ProcRoot, r.pid); err == nil && procErr == nil {
-			r.outer = procstat.Diff(win.outerBefore, outerAfter)
+		// Only the off-CPU switch check uses the window around the
+		// sampler's.
+		if res != nil && res.OffCPU != nil && procErr == nil {
+			if outerAfter, err := procstat.Read(c.ProcRoot, r.pid); err == nil {
+				r.outer = procstat.Diff(win.outerBefore, outerAfter)
+			}
 		}
 	}
 	r.meta.EndTime = win.end.UTC().Format(time.RFC3339Nano)
