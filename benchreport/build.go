@@ -503,6 +503,22 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effect
 			v.Warnings = append(v.Warnings, w)
 		}
 	}
+	var rates []float64
+	why := ""
+	for _, l := range runs {
+		if u := l.p.Meta.Uncorrected(); u != "" {
+			why = u
+			rates = append(rates, l.p.Meta.SwitchesPerCPUSecond())
+		}
+	}
+	if len(rates) > 0 {
+		if w := diff.SwitchWarning(why, figureOf(rates).Median); w != "" {
+			if len(runs) > 1 {
+				w = "median over the repeats: " + w
+			}
+			v.Warnings = append(v.Warnings, w)
+		}
+	}
 }
 
 // stackFigures fills the cell's recorded stack completeness, unwind

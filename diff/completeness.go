@@ -149,10 +149,40 @@ func (f RunFigures) SampledWarning() string {
 	return SampledWarning(f.SampledPct)
 }
 
+// UncorrectedPointsPerKSwitch is how far, in percentage points, the
+// shares of samples not corrected at context switches were off per 1,000
+// context switches per CPU-second of the sampled process: the worst
+// function of the truth program's bursty thread (internal/cputruth,
+// bursts 25 µs to 1 ms before sleeps of 100 µs, perf at 499 Hz) was off by
+// 0.60–0.87 points per 1,000 at 535 to 14,800 switches per CPU-second
+// (docs/fidelity.md, "Samples not corrected at switches").
+const UncorrectedPointsPerKSwitch = 0.7
+
+// SwitchWarning is the sentence about a run whose samples were not
+// corrected at context switches (why: fold.Meta.Uncorrected) while its
+// process switched rate times per CPU-second, often enough that its shares
+// may be off by more than SampledOff points (UncorrectedPointsPerKSwitch);
+// "" otherwise.
+func SwitchWarning(why string, rate float64) string {
+	off := UncorrectedPointsPerKSwitch * rate / 1000
+	if why == "" || off <= SampledOff {
+		return ""
+	}
+	return fmt.Sprintf("the samples were not corrected at context switches (%s) and the process switched %.0f times per CPU-second: shares may be off by up to about %.0f percentage points, mostly toward the code right after wake-ups (%.1f per 1,000 switches per CPU-second on programs whose true CPU is known; the BPF sampler's switch fix on per-thread events corrects it, see docs/fidelity.md)", why, rate, off, UncorrectedPointsPerKSwitch)
+}
+
+// SwitchWarning is the package's SwitchWarning for the run's figures.
+func (f RunFigures) SwitchWarning() string {
+	return SwitchWarning(f.Uncorrected, f.SwitchesPerCPUSecond)
+}
+
 // HintedWarnings are the Warnings with a command's hints added.
 func (s *Summary) HintedWarnings(h Hints) []string {
 	out := s.hintedWarnings(h)
 	if w := s.Profile.SampledWarning(); w != "" {
+		out = append(out, w)
+	}
+	if w := s.Profile.SwitchWarning(); w != "" {
 		out = append(out, w)
 	}
 	return out

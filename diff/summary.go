@@ -89,6 +89,13 @@ type RunFigures struct {
 	// that misses CPU shows below 100 (docs/fidelity.md).
 	SampledPct float64
 	HasSampled bool
+	// Uncorrected says why the samples were not corrected at context
+	// switches (fold.Meta.Uncorrected), "" when they were or it is not
+	// known; SwitchesPerCPUSecond is the process's context switches per
+	// second of its CPU (fold.Meta.SwitchesPerCPUSecond), 0 when unknown.
+	// Together they give SwitchWarning.
+	Uncorrected          string
+	SwitchesPerCPUSecond float64
 	// Environment is the share of the kernel's scheduling, wake-up and
 	// interrupt paths (EnvironmentOf); its Kernel is false, and the shares
 	// unknown, when the profile has no kernel frames.
@@ -201,6 +208,7 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 		f.HasCtxSwitches = true
 		f.CtxSwitchesPerOp = m.CtxSwitchesPerOp()
 	}
+	f.Uncorrected, f.SwitchesPerCPUSecond = m.Uncorrected(), m.SwitchesPerCPUSecond()
 	return f
 }
 

@@ -1,7 +1,9 @@
 package diff
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/flamediff/flamediff/fold"
@@ -150,5 +152,39 @@ func TestSampledWarning(t *testing.T) {
 	s := &Summary{Profile: RunFigures{HasSampled: true, SampledPct: 80}}
 	if w := s.Warnings(); len(w) != 1 || w[0] != (RunFigures{HasSampled: true, SampledPct: 80}).SampledWarning() {
 		t.Errorf("Summary.Warnings() = %q, want the sampled CPU warning", w)
+	}
+}
+
+func TestSwitchWarning(t *testing.T) {
+	// 2,857 switches per CPU-second is where 0.7 points per 1,000 reach
+	// SampledOff (2 points).
+	for _, tt := range []struct {
+		why  string
+		rate float64
+		warn bool
+	}{
+		{"", 20000, false},                // corrected
+		{"the perf sampler", 0, false},    // unknown rate
+		{"the perf sampler", 1300, false}, // long runs between switches
+		{"the perf sampler", 2800, false}, // 1.96 points
+		{"the perf sampler", 2900, true},  // 2.03 points
+		{"per-CPU events", 18309, true},   // 13 points
+	} {
+		w := SwitchWarning(tt.why, tt.rate)
+		if (w != "") != tt.warn {
+			t.Errorf("SwitchWarning(%q, %.0f) = %q, want a warning: %v", tt.why, tt.rate, w, tt.warn)
+		}
+		if tt.warn && (!strings.Contains(w, tt.why) || !strings.Contains(w, fmt.Sprintf("%.0f times per CPU-second", tt.rate))) {
+			t.Errorf("SwitchWarning(%q, %.0f) = %q: want the reason and the rate in it", tt.why, tt.rate, w)
+		}
+	}
+	if w := SwitchWarning("per-CPU events", 18309); !strings.Contains(w, "up to about 13 percentage points") {
+		t.Errorf("SwitchWarning at 18,309 a CPU-second = %q, want about 13 points", w)
+	}
+	// A summary says it after the sampled CPU warning.
+	f := RunFigures{HasSampled: true, SampledPct: 80, Uncorrected: "the perf sampler", SwitchesPerCPUSecond: 10000}
+	s := &Summary{Profile: f}
+	if w := s.Warnings(); len(w) != 2 || w[0] != f.SampledWarning() || w[1] != f.SwitchWarning() {
+		t.Errorf("Summary.Warnings() = %q, want the sampled CPU warning, then the switch warning", w)
 	}
 }

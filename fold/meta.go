@@ -200,6 +200,36 @@ func (m *Meta) SampledPct() float64 {
 	return 100 * m.SampledCPUSeconds / cpu
 }
 
+// SwitchesPerCPUSecond is the process's context switches (voluntary and
+// involuntary) per second of its CPU time over the window: how short its
+// threads' runs between switches were. 0 when either is unknown.
+func (m *Meta) SwitchesPerCPUSecond() float64 {
+	cpu := m.CPUSeconds()
+	n := m.VoluntaryCtxSwitches + m.InvoluntaryCtxSwitches
+	if cpu <= 0 || n <= 0 {
+		return 0
+	}
+	return float64(n) / cpu
+}
+
+// Uncorrected says why the run's samples were not corrected at context
+// switches ("the perf sampler", "the BPF sampler without the switch fix",
+// "per-CPU events"), or "" when they were (the BPF sampler's switch fix on
+// per-thread events, docs/fidelity.md) or when the run took no samples.
+func (m *Meta) Uncorrected() string {
+	switch {
+	case m.Samples <= 0 || m.Sampler == "" || m.Sampler == "none":
+		return ""
+	case m.Sampler == "perf":
+		return "the perf sampler"
+	case m.SamplerScope == "cpu":
+		return "per-CPU events"
+	case !m.SwitchFix:
+		return "the " + m.Sampler + " sampler without the switch fix"
+	}
+	return ""
+}
+
 // HasPerOp reports whether CPU per operation can be computed.
 func (m *Meta) HasPerOp() bool {
 	return m != nil && m.Operations > 0 && m.CPUSeconds() > 0

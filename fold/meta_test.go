@@ -256,3 +256,30 @@ func TestMetaSampledPct(t *testing.T) {
 		}
 	}
 }
+
+func TestMetaUncorrected(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		m    Meta
+		want string
+	}{
+		{"perf", Meta{Sampler: "perf", Samples: 10}, "the perf sampler"},
+		{"bpf per-thread, fix", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "thread"}, ""},
+		{"bpf per-thread, no fix", Meta{Sampler: "bpf", Samples: 10, SamplerScope: "thread"}, "the bpf sampler without the switch fix"},
+		{"bpf per-CPU, weighted", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "cpu"}, "per-CPU events"},
+		{"no samples", Meta{Sampler: "perf"}, ""},
+		{"no sampler", Meta{Sampler: "none", Samples: 10}, ""},
+		{"unknown sampler", Meta{Samples: 10}, ""},
+	} {
+		if got := tt.m.Uncorrected(); got != tt.want {
+			t.Errorf("%s: Uncorrected() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	m := Meta{CPUUserSeconds: 1.5, CPUSystemSeconds: 0.5, VoluntaryCtxSwitches: 30000, InvoluntaryCtxSwitches: 10000}
+	if got := m.SwitchesPerCPUSecond(); got != 20000 {
+		t.Errorf("SwitchesPerCPUSecond() = %v, want 20000", got)
+	}
+	if got := (&Meta{VoluntaryCtxSwitches: 5}).SwitchesPerCPUSecond(); got != 0 {
+		t.Errorf("SwitchesPerCPUSecond() without CPU = %v, want 0", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flamediff/flamediff/capture"
+	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/rundir"
 	"github.com/flamediff/flamediff/workload"
@@ -474,6 +475,10 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	}
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
 	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), r.meta.ProfilerChargedSeconds(), c.PerCPU); w != "" {
+		res.Warnings = append(res.Warnings, w)
+		r.meta.Warnings = append(r.meta.Warnings, w)
+	}
+	if w := diff.SwitchWarning(r.meta.Uncorrected(), r.meta.SwitchesPerCPUSecond()); w != "" {
 		res.Warnings = append(res.Warnings, w)
 		r.meta.Warnings = append(r.meta.Warnings, w)
 	}

@@ -1,0 +1,96 @@
+//go:build linux
+
+package capture
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/diff"
+	"github.com/flamediff/flamediff/fold"
+	"github.com/flamediff/flamediff/internal/cputruth"
+	"github.com/flamediff/flamediff/workload/procstat"
+)
+
+// The warning about samples not corrected at context switches
+// (diff.SwitchWarning) is checked against the truth on both sides of its
+// threshold, with the perf sampler (uncorrected) at 499 Hz on the bursty
+// thread of internal/cputruth: with bursts of 400 µs around sleeps of
+// 100 µs (about 1,300 switches per CPU-second) there is no warning and the
+// functions' shares are within 2 points of the truth, plus three standard
+// errors; with bursts of 50 µs (about 9,500) the warning is given, and it
+// is due: the worst function is more than 2 points off.
+func TestUncorrectedSwitchWarningTruth(t *testing.T) {
+	requirePerf(t)
+	bin, dir := cputruth.BuildT(t)
+	for _, tt := range []struct {
+		burst string
+		warn  bool
+	}{{"400", false}, {"50", true}} {
+		sc := cputruth.Scenario{Name: "bursty-jitter-" + tt.burst + "us-100us", Args: []string{"bursty-jitter", tt.burst, "100"}, Funcs: []string{"after_wakeup", "before_sleep"}}
+		t.Run(sc.Name, func(t *testing.T) {
+			p := cputruth.StartT(t, bin, dir, sc)
+			time.Sleep(300 * time.Millisecond)
+			s := NewPerf()
+			ctx := context.Background()
+			if err := s.Start(ctx, p.PID(), Options{FrequencyHz: 499}); err != nil {
+				t.Fatal(err)
+			}
+			before, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := procstat.Read("/proc", p.PID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(6 * time.Second)
+			pa, err := procstat.Read("/proc", p.PID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Stop(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := procstat.Diff(pb, pa)
+			m := fold.Meta{Sampler: "perf", Samples: res.Samples, CPUUserSeconds: w.CPUUser, CPUSystemSeconds: w.CPUSystem,
+				VoluntaryCtxSwitches: w.Voluntary, InvoluntaryCtxSwitches: w.Involuntary}
+			warning := diff.SwitchWarning(m.Uncorrected(), m.SwitchesPerCPUSecond())
+			t.Logf("%.0f switches per CPU-second (%d in %.2f CPU-s); warning: %q", m.SwitchesPerCPUSecond(), w.Voluntary+w.Involuntary, m.CPUSeconds(), warning)
+			if (warning != "") != tt.warn {
+				t.Fatalf("warning %q at %.0f switches per CPU-second, want a warning: %v", warning, m.SwitchesPerCPUSecond(), tt.warn)
+			}
+			truth := after.Sub(before)
+			total := res.Profile.Total()
+			worst, worstSE := 0.0, 0.0
+			for _, fn := range sc.Funcs {
+				var n int64
+				for _, st := range res.Profile.Stacks {
+					if slices.Contains(st.Frames[1:], fn) {
+						n += st.Value
+					}
+				}
+				got, want := 100*float64(n)/float64(total), truth.Share(fn)
+				se := math.Sqrt(want * (100 - want) / float64(total))
+				t.Logf("%s: sampled %.2f%%, true %.2f%%, off %+.2f points (standard error %.2f, %d samples)", fn, got, want, got-want, se, total)
+				if math.Abs(got-want) > math.Abs(worst) {
+					worst, worstSE = got-want, se
+				}
+			}
+			switch {
+			case !tt.warn && math.Abs(worst) > 2+3*worstSE:
+				t.Errorf("no warning, but a function is %+.2f points off: want within 2 points plus 3 standard errors (%.2f)", worst, 2+3*worstSE)
+			case tt.warn && math.Abs(worst) <= 2:
+				t.Errorf("a warning, but the worst function is only %+.2f points off (the threshold is too low?)", worst)
+			}
+		})
+	}
+}

@@ -1,0 +1,42 @@
+package record
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flamediff/flamediff/internal/cputruth"
+	"github.com/flamediff/flamediff/internal/recordtest"
+)
+
+// A perf run (not corrected at context switches) of a thread that
+// switches about 8,000 times per CPU-second says in run.json that its
+// shares may be off (diff.SwitchWarning, validated against the truth in
+// capture.TestUncorrectedSwitchWarningTruth); a perf run of a thread that
+// never blocks does not.
+func TestRunUncorrectedSwitchWarning(t *testing.T) {
+	recordtest.RequireSampler(t, "perf")
+	bin, dir := cputruth.BuildT(t)
+	bursty := cputruth.StartT(t, bin, dir, cputruth.Scenario{Name: "bursty", Args: []string{"bursty-jitter", "50", "100"}})
+	steady := recordtest.Burner(t)
+	for _, tt := range []struct {
+		name string
+		pid  int
+		warn bool
+	}{{"bursty", bursty.PID(), true}, {"steady", steady.Process.Pid, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Config{Sampler: "perf", Freq: 99, Target: Target{PID: tt.pid}, Duration: 2 * time.Second, Out: filepath.Join(t.TempDir(), "run")}
+			if _, err := Run(context.Background(), c, nil); err != nil {
+				t.Fatal(err)
+			}
+			m, _ := recordtest.ReadRun(t, c.Out)
+			warned := strings.Contains(strings.Join(m.Warnings, "\n"), "not corrected at context switches (the perf sampler)")
+			t.Logf("%.0f switches per CPU-second; warnings %q", m.SwitchesPerCPUSecond(), m.Warnings)
+			if warned != tt.warn {
+				t.Errorf("%.0f switches per CPU-second, warnings %q: want the switch warning: %v", m.SwitchesPerCPUSecond(), m.Warnings, tt.warn)
+			}
+		})
+	}
+}
