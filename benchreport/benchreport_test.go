@@ -787,8 +787,10 @@ func TestStackCompleteness(t *testing.T) {
 		// The shares are those of the fixtures' stacks.folded
 		// (testdata/README.md), recomputed by the record test's way.
 		{"10.11", 61.86495176848874, "fp", []string{warning}},
-		// 11.8's run.json: sampled 5.553 of 6.25 accounted CPU-s.
-		{"11.8", 99.52276064610867, "cfi+fp", []string{"the samples stand for 88.85% of the CPU the process was accounted: 11.15% of it has no sample, so shares may be off by up to 11.15 percentage points, depending on where that CPU went (see docs/fidelity.md)"}},
+		// 11.8's run.json: sampled 5.553 of 6.25 accounted CPU-s, per-CPU
+		// events, 18,309 context switches per CPU-second.
+		{"11.8", 99.52276064610867, "cfi+fp", []string{"the samples stand for 88.85% of the CPU the process was accounted: 11.15% of it has no sample, so shares may be off by up to 11.15 percentage points, depending on where that CPU went (see docs/fidelity.md)",
+			"the samples were not corrected at context switches (per-CPU events) and the process switched 18309 times per CPU-second: shares may be off by up to about 13 percentage points, mostly toward the code right after wake-ups (0.7 per 1,000 switches per CPU-second on programs whose true CPU is known; the BPF sampler's switch fix on per-thread events corrects it, see docs/fidelity.md)"}},
 		{"10.5", 0, "", nil},
 	} {
 		v := r.Workloads[0].version(tt.server)

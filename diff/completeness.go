@@ -153,16 +153,21 @@ func (f RunFigures) SampledWarning() string {
 // shares of samples not corrected at context switches were off per 1,000
 // context switches per CPU-second of the sampled process: the worst
 // function of the truth program's bursty thread (internal/cputruth,
-// bursts 25 µs to 1 ms before sleeps of 100 µs, perf at 499 Hz) was off by
-// 0.60–0.87 points per 1,000 at 535 to 14,800 switches per CPU-second
-// (docs/fidelity.md, "Samples not corrected at switches").
+// bursts of 25 µs to 1 ms around sleeps of 100 µs, perf at 499 Hz) was
+// off by 0.60–0.87 points per 1,000 at 535 to 14,800 switches per
+// CPU-second (docs/fidelity.md, "Samples not corrected at switches").
+// Switches at points tied to the program's flow (blocking calls, a thread
+// preempted by the thread it wakes) make the error; preemptions at random
+// points hardly do (two threads that never block, preempted 3,139 times
+// per CPU-second: within 0.4 points), but /proc's counts cannot tell them
+// apart, so every switch counts.
 const UncorrectedPointsPerKSwitch = 0.7
 
 // SwitchWarning is the sentence about a run whose samples were not
 // corrected at context switches (why: fold.Meta.Uncorrected) while its
-// process switched rate times per CPU-second, often enough that its shares
-// may be off by more than SampledOff points (UncorrectedPointsPerKSwitch);
-// "" otherwise.
+// process switched rate times per CPU-second (fold.Meta.SwitchesPerCPUSecond),
+// often enough that its shares may be off by more than SampledOff points
+// (UncorrectedPointsPerKSwitch); "" otherwise.
 func SwitchWarning(why string, rate float64) string {
 	off := UncorrectedPointsPerKSwitch * rate / 1000
 	if why == "" || off <= SampledOff {

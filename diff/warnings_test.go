@@ -174,7 +174,7 @@ func TestSwitchWarning(t *testing.T) {
 		if (w != "") != tt.warn {
 			t.Errorf("SwitchWarning(%q, %.0f) = %q, want a warning: %v", tt.why, tt.rate, w, tt.warn)
 		}
-		if tt.warn && (!strings.Contains(w, tt.why) || !strings.Contains(w, fmt.Sprintf("%.0f times per CPU-second", tt.rate))) {
+		if tt.warn && (!strings.Contains(w, tt.why) || !strings.Contains(w, fmt.Sprintf("switched %.0f times per CPU-second", tt.rate))) {
 			t.Errorf("SwitchWarning(%q, %.0f) = %q: want the reason and the rate in it", tt.why, tt.rate, w)
 		}
 	}
