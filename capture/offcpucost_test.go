@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -134,13 +133,7 @@ func TestOffCPUSwitchFixTruth(t *testing.T) {
 				}
 			}
 			for _, fn := range tc.sc.Funcs {
-				var n int64
-				for _, st := range res.Profile.Stacks {
-					if slices.Contains(st.Frames[1:], fn) {
-						n += st.Value
-					}
-				}
-				got := 100 * float64(n) / float64(total)
+				got := sampledShare(res.Profile, fn)
 				want := 100 * float64(truth.Funcs[fn]) / 1e9 / own
 				t.Logf("%s: sampled %.2f%%, true %.2f%% of the program's own CPU (%.2f%% of the accounted)", fn, got, want, truth.Share(fn))
 			}

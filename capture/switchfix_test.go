@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/cputruth"
 )
 
@@ -98,15 +99,8 @@ func TestSwitchFixTruth(t *testing.T) {
 					}
 				}
 				for _, fn := range sc.Funcs {
-					var n int64
-					for _, st := range res.Profile.Stacks {
-						if slices.Contains(st.Frames[1:], fn) {
-							n += st.Value
-						}
-					}
-					got, want := 100*float64(n)/float64(total), truth.Share(fn)
-					// The standard error of a share of total samples, in points.
-					se := math.Sqrt(want * (100 - want) / float64(total))
+					got, want := sampledShare(res.Profile, fn), truth.Share(fn)
+					se := shareError(want, total)
 					t.Logf("%s: sampled %.2f%%, true %.2f%% (%.2f%% by the thread clock); standard error %.2f points", fn, got, want, truth.Share(fn+"@thread"), se)
 					if held && !mode.perCPU && math.Abs(got-want) > 2+3*se {
 						t.Errorf("%s: sampled %.2f%%, true %.2f%%: want within 2 points plus 3 standard errors (%.2f)", fn, got, want, 2+3*se)
@@ -115,4 +109,22 @@ func TestSwitchFixTruth(t *testing.T) {
 			})
 		}
 	}
+}
+
+// sampledShare is the inclusive share (percent) of p's samples whose
+// stack holds fn below the thread name.
+func sampledShare(p *fold.Profile, fn string) float64 {
+	var n int64
+	for _, st := range p.Stacks {
+		if slices.Contains(st.Frames[1:], fn) {
+			n += st.Value
+		}
+	}
+	return 100 * float64(n) / float64(p.Total())
+}
+
+// shareError is the standard error, in points, of a share of pct percent
+// measured with samples samples.
+func shareError(pct float64, samples int64) float64 {
+	return math.Sqrt(pct * (100 - pct) / float64(samples))
 }

@@ -5,7 +5,6 @@ package capture
 import (
 	"context"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -76,14 +75,8 @@ func TestUncorrectedSwitchWarningTruth(t *testing.T) {
 			total := res.Profile.Total()
 			worst, worstSE := 0.0, 0.0
 			for _, fn := range sc.Funcs {
-				var n int64
-				for _, st := range res.Profile.Stacks {
-					if slices.Contains(st.Frames[1:], fn) {
-						n += st.Value
-					}
-				}
-				got, want := 100*float64(n)/float64(total), truth.Share(fn)
-				se := math.Sqrt(want * (100 - want) / float64(total))
+				got, want := sampledShare(res.Profile, fn), truth.Share(fn)
+				se := shareError(want, total)
 				t.Logf("%s: sampled %.2f%%, true %.2f%%, off %+.2f points (standard error %.2f, %d samples)", fn, got, want, got-want, se, total)
 				if math.Abs(got-want) > math.Abs(worst) {
 					worst, worstSE = got-want, se
