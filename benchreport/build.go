@@ -496,12 +496,7 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effect
 	}
 	if len(sampled) > 0 {
 		v.SampledPct = figureOf(sampled)
-		if w := diff.SampledWarning(v.SampledPct.Median); w != "" {
-			if len(runs) > 1 {
-				w = "median over the repeats: " + w
-			}
-			v.Warnings = append(v.Warnings, w)
-		}
+		v.addMedianWarning(diff.SampledWarning(v.SampledPct.Median), len(runs))
 	}
 	var rates []float64
 	why := ""
@@ -512,13 +507,21 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effect
 		}
 	}
 	if len(rates) > 0 {
-		if w := diff.SwitchWarning(why, figureOf(rates).Median); w != "" {
-			if len(runs) > 1 {
-				w = "median over the repeats: " + w
-			}
-			v.Warnings = append(v.Warnings, w)
-		}
+		v.addMedianWarning(diff.SwitchWarning(why, figureOf(rates).Median), len(runs))
 	}
+}
+
+// addMedianWarning adds w, a warning about the median of a figure over the
+// cell's repeats, to v's warnings, saying so when there are several; an
+// empty w adds nothing.
+func (v *Version) addMedianWarning(w string, repeats int) {
+	if w == "" {
+		return
+	}
+	if repeats > 1 {
+		w = "median over the repeats: " + w
+	}
+	v.Warnings = append(v.Warnings, w)
 }
 
 // stackFigures fills the cell's recorded stack completeness, unwind

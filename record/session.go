@@ -474,13 +474,14 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 		r.meta.Unwind = &fold.Unwind{Method: r.meta.CallGraph, WindowBytes: r.meta.CallGraphStackBytes}
 	}
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
-	if w := sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), r.meta.ProfilerChargedSeconds(), c.PerCPU); w != "" {
-		res.Warnings = append(res.Warnings, w)
-		r.meta.Warnings = append(r.meta.Warnings, w)
-	}
-	if w := diff.SwitchWarning(r.meta.Uncorrected(), r.meta.SwitchesPerCPUSecond()); w != "" {
-		res.Warnings = append(res.Warnings, w)
-		r.meta.Warnings = append(r.meta.Warnings, w)
+	for _, w := range []string{
+		sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), r.meta.ProfilerChargedSeconds(), c.PerCPU),
+		diff.SwitchWarning(r.meta.Uncorrected(), r.meta.SwitchesPerCPUSecond()),
+	} {
+		if w != "" {
+			res.Warnings = append(res.Warnings, w)
+			r.meta.Warnings = append(r.meta.Warnings, w)
+		}
 	}
 	for _, w := range res.Warnings {
 		r.progress(Status{Phase: PhaseWarning, Message: w})
