@@ -812,3 +812,36 @@ func TestStackCompleteness(t *testing.T) {
 		t.Errorf("summary lacks the warning:\n%s", b.String())
 	}
 }
+
+// A cell of runs corrected at context switches (the BPF sampler's switch
+// fix on per-thread events) whose process switched often gets the
+// corrected switch warning, with the median rate over its repeats; a cell
+// whose process switched less does not.
+func TestCorrectedSwitchWarning(t *testing.T) {
+	dir := t.TempDir()
+	src := fixtureDir("10.11", "point-select")
+	cpu := rawMeta(t, src)["cpu_seconds"]
+	var runs []Run
+	for _, r := range []struct {
+		server string
+		repeat int
+		rate   float64
+	}{{"lo", 1, 5000}, {"hi", 1, 18000}, {"hi", 2, 22000}} {
+		dst := filepath.Join(dir, fmt.Sprintf("%s-%d", r.server, r.repeat))
+		copyRun(t, src, dst, func(m map[string]any) {
+			m["sampler"], m["sampler_scope"], m["switch_fix"] = "bpf", "thread", true
+			m["voluntary_ctxt_switches"], m["involuntary_ctxt_switches"] = math.Round(r.rate*cpu/2), math.Round(r.rate*cpu/2)
+		}, nil)
+		runs = append(runs, Run{Server: r.server, Workload: "w", Repeat: r.repeat, Dir: dst})
+	}
+	r := mustBuild(t, runs, Options{Servers: []string{"lo", "hi"}})
+	want := "median over the repeats: " + diff.SwitchWarning("", true, 20000)
+	if w := r.Workloads[0].version("hi").Warnings; !slices.Contains(w, want) {
+		t.Errorf("hi: warnings %q, want %q", w, want)
+	}
+	for _, w := range r.Workloads[0].version("lo").Warnings {
+		if strings.Contains(w, "context switches") {
+			t.Errorf("lo (5,000 switches per CPU-second): warning %q, want none about switches", w)
+		}
+	}
+}

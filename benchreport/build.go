@@ -498,16 +498,22 @@ func fillFigures(v *Version, runs []*loaded, alpha float64, h diff.Hints, effect
 		v.SampledPct = figureOf(sampled)
 		v.addMedianWarning(diff.SampledWarning(v.SampledPct.Median), len(runs))
 	}
-	var rates []float64
+	var rates, corrected []float64
 	why := ""
 	for _, l := range runs {
-		if u := l.p.Meta.Uncorrected(); u != "" {
+		switch u := l.p.Meta.Uncorrected(); {
+		case u != "":
 			why = u
 			rates = append(rates, l.p.Meta.SwitchesPerCPUSecond())
+		case l.p.Meta.SwitchCorrected():
+			corrected = append(corrected, l.p.Meta.SwitchesPerCPUSecond())
 		}
 	}
 	if len(rates) > 0 {
-		v.addMedianWarning(diff.SwitchWarning(why, figureOf(rates).Median), len(runs))
+		v.addMedianWarning(diff.SwitchWarning(why, false, figureOf(rates).Median), len(runs))
+	}
+	if len(corrected) > 0 {
+		v.addMedianWarning(diff.SwitchWarning("", true, figureOf(corrected).Median), len(runs))
 	}
 }
 

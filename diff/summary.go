@@ -91,10 +91,13 @@ type RunFigures struct {
 	HasSampled bool
 	// Uncorrected says why the samples were not corrected at context
 	// switches (fold.Meta.Uncorrected), "" when they were or it is not
-	// known; SwitchesPerCPUSecond is the process's context switches per
-	// second of its CPU (fold.Meta.SwitchesPerCPUSecond), 0 when unknown.
-	// Together they give SwitchWarning.
+	// known; SwitchCorrected is true when they were
+	// (fold.Meta.SwitchCorrected); SwitchesPerCPUSecond is the process's
+	// context switches per second of its CPU
+	// (fold.Meta.SwitchesPerCPUSecond), 0 when unknown. Together they give
+	// SwitchWarning.
 	Uncorrected          string
+	SwitchCorrected      bool
 	SwitchesPerCPUSecond float64
 	// Environment is the share of the kernel's scheduling, wake-up and
 	// interrupt paths (EnvironmentOf); its Kernel is false, and the shares
@@ -208,7 +211,7 @@ func runFigures(p *fold.Profile, label string) RunFigures {
 		f.HasCtxSwitches = true
 		f.CtxSwitchesPerOp = m.CtxSwitchesPerOp()
 	}
-	f.Uncorrected, f.SwitchesPerCPUSecond = m.Uncorrected(), m.SwitchesPerCPUSecond()
+	f.Uncorrected, f.SwitchCorrected, f.SwitchesPerCPUSecond = m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond()
 	return f
 }
 

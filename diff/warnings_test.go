@@ -157,29 +157,40 @@ func TestSampledWarning(t *testing.T) {
 
 func TestSwitchWarning(t *testing.T) {
 	// 2,857 switches per CPU-second is where 0.7 points per 1,000 reach
-	// SampledOff (2 points).
+	// SampledOff (2 points), uncorrected; 8,000 where 0.25 do, corrected.
 	for _, tt := range []struct {
-		why  string
-		rate float64
-		warn bool
+		why       string
+		corrected bool
+		rate      float64
+		warn      bool
 	}{
-		{"", 20000, false},                // corrected
-		{"the perf sampler", 0, false},    // unknown rate
-		{"the perf sampler", 1300, false}, // long runs between switches
-		{"the perf sampler", 2800, false}, // 1.96 points
-		{"the perf sampler", 2900, true},  // 2.03 points
-		{"per-CPU events", 18309, true},   // 13 points
+		{"", false, 20000, false},                // neither known (no samples)
+		{"the perf sampler", false, 0, false},    // unknown rate
+		{"the perf sampler", false, 1300, false}, // long runs between switches
+		{"the perf sampler", false, 2800, false}, // 1.96 points
+		{"the perf sampler", false, 2900, true},  // 2.03 points
+		{"per-CPU events", false, 18309, true},   // 13 points
+		{"", true, 2900, false},                  // corrected: 0.73 points
+		{"", true, 7900, false},                  // 1.98 points
+		{"", true, 8100, true},                   // 2.03 points
+		{"", true, 20000, true},                  // 5 points
 	} {
-		w := SwitchWarning(tt.why, tt.rate)
+		w := SwitchWarning(tt.why, tt.corrected, tt.rate)
 		if (w != "") != tt.warn {
-			t.Errorf("SwitchWarning(%q, %.0f) = %q, want a warning: %v", tt.why, tt.rate, w, tt.warn)
+			t.Errorf("SwitchWarning(%q, %v, %.0f) = %q, want a warning: %v", tt.why, tt.corrected, tt.rate, w, tt.warn)
 		}
 		if tt.warn && (!strings.Contains(w, tt.why) || !strings.Contains(w, fmt.Sprintf("switched %.0f times per CPU-second", tt.rate))) {
-			t.Errorf("SwitchWarning(%q, %.0f) = %q: want the reason and the rate in it", tt.why, tt.rate, w)
+			t.Errorf("SwitchWarning(%q, %v, %.0f) = %q: want the reason and the rate in it", tt.why, tt.corrected, tt.rate, w)
+		}
+		if tt.warn && tt.corrected != strings.Contains(w, "were corrected at context switches, but") {
+			t.Errorf("SwitchWarning(%q, %v, %.0f) = %q: want it to say whether the samples were corrected", tt.why, tt.corrected, tt.rate, w)
 		}
 	}
-	if w := SwitchWarning("per-CPU events", 18309); !strings.Contains(w, "up to about 13 percentage points") {
+	if w := SwitchWarning("per-CPU events", false, 18309); !strings.Contains(w, "up to about 13 percentage points") {
 		t.Errorf("SwitchWarning at 18,309 a CPU-second = %q, want about 13 points", w)
+	}
+	if w := SwitchWarning("", true, 20000); !strings.Contains(w, "up to about 5 percentage points") {
+		t.Errorf("corrected SwitchWarning at 20,000 a CPU-second = %q, want about 5 points", w)
 	}
 	// A summary says it after the sampled CPU warning.
 	f := RunFigures{HasSampled: true, SampledPct: 80, Uncorrected: "the perf sampler", SwitchesPerCPUSecond: 10000}

@@ -230,6 +230,14 @@ func (m *Meta) Uncorrected() string {
 	return ""
 }
 
+// SwitchCorrected reports whether the run's samples were corrected at
+// context switches: the BPF sampler's switch fix on per-thread events
+// (docs/fidelity.md), with samples taken. Such a run's shares are still
+// off by a little per context switch (diff.CorrectedPointsPerKSwitch).
+func (m *Meta) SwitchCorrected() bool {
+	return m.Samples > 0 && m.Sampler == "bpf" && m.SamplerScope != "cpu" && m.SwitchFix
+}
+
 // HasPerOp reports whether CPU per operation can be computed.
 func (m *Meta) HasPerOp() bool {
 	return m != nil && m.Operations > 0 && m.CPUSeconds() > 0

@@ -259,20 +259,26 @@ func TestMetaSampledPct(t *testing.T) {
 
 func TestMetaUncorrected(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		m    Meta
-		want string
+		name      string
+		m         Meta
+		want      string
+		corrected bool
 	}{
-		{"perf", Meta{Sampler: "perf", Samples: 10}, "the perf sampler"},
-		{"bpf per-thread, fix", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "thread"}, ""},
-		{"bpf per-thread, no fix", Meta{Sampler: "bpf", Samples: 10, SamplerScope: "thread"}, "the bpf sampler without the switch fix"},
-		{"bpf per-CPU, weighted", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "cpu"}, "per-CPU events"},
-		{"no samples", Meta{Sampler: "perf"}, ""},
-		{"no sampler", Meta{Sampler: "none", Samples: 10}, ""},
-		{"unknown sampler", Meta{Samples: 10}, ""},
+		{"perf", Meta{Sampler: "perf", Samples: 10}, "the perf sampler", false},
+		{"bpf per-thread, fix", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "thread"}, "", true},
+		{"bpf, fix, scope not recorded", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true}, "", true},
+		{"bpf per-thread, no fix", Meta{Sampler: "bpf", Samples: 10, SamplerScope: "thread"}, "the bpf sampler without the switch fix", false},
+		{"bpf per-CPU, weighted", Meta{Sampler: "bpf", Samples: 10, SwitchFix: true, SamplerScope: "cpu"}, "per-CPU events", false},
+		{"no samples", Meta{Sampler: "perf"}, "", false},
+		{"bpf, fix, no samples", Meta{Sampler: "bpf", SwitchFix: true}, "", false},
+		{"no sampler", Meta{Sampler: "none", Samples: 10}, "", false},
+		{"unknown sampler", Meta{Samples: 10}, "", false},
 	} {
 		if got := tt.m.Uncorrected(); got != tt.want {
 			t.Errorf("%s: Uncorrected() = %q, want %q", tt.name, got, tt.want)
+		}
+		if got := tt.m.SwitchCorrected(); got != tt.corrected {
+			t.Errorf("%s: SwitchCorrected() = %v, want %v", tt.name, got, tt.corrected)
 		}
 	}
 	m := Meta{CPUUserSeconds: 1.5, CPUSystemSeconds: 0.5, VoluntaryCtxSwitches: 30000, InvoluntaryCtxSwitches: 10000}

@@ -36,10 +36,36 @@ func TestRunUncorrectedSwitchWarning(t *testing.T) {
 			m, _ := recordtest.ReadRun(t, c.Out)
 			warned := strings.Contains(strings.Join(m.Warnings, "\n"), "not corrected at context switches (the perf sampler)")
 			t.Logf("%.0f switches per CPU-second; warnings %q", m.SwitchesPerCPUSecond(), m.Warnings)
-			want := diff.SwitchWarning(m.Uncorrected(), m.SwitchesPerCPUSecond()) != ""
+			want := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond()) != ""
 			if warned != want || tt.warn && !warned {
 				t.Errorf("%.0f switches per CPU-second, warnings %q: want the switch warning: %v", m.SwitchesPerCPUSecond(), m.Warnings, want || tt.warn)
 			}
 		})
+	}
+}
+
+// A BPF run with the switch fix (record's default where the kernel allows
+// it) of a thread that switches about 15,000 times per CPU-second says in
+// run.json that even corrected shares may be off there (diff.SwitchWarning
+// with a corrected run, validated against the truth in
+// capture.TestCorrectedSwitchWarningTruth), and says it exactly when the
+// rule does.
+func TestRunCorrectedSwitchWarning(t *testing.T) {
+	recordtest.RequireSampler(t, "bpf")
+	bin, dir := cputruth.BuildT(t)
+	bursty := cputruth.StartT(t, bin, dir, cputruth.Scenario{Name: "bursty", Args: []string{"bursty-jitter", "20", "100"}})
+	c := Config{Sampler: "bpf", SwitchFix: true, Freq: 99, Target: Target{PID: bursty.PID()}, Duration: 2 * time.Second, Out: filepath.Join(t.TempDir(), "run")}
+	if _, err := Run(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recordtest.ReadRun(t, c.Out)
+	if !m.SwitchCorrected() {
+		t.Fatalf("run.json: sampler %q, scope %q, switch_fix %v, %d samples: want a corrected run", m.Sampler, m.SamplerScope, m.SwitchFix, m.Samples)
+	}
+	warned := strings.Contains(strings.Join(m.Warnings, "\n"), "were corrected at context switches, but the process switched")
+	want := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond()) != ""
+	t.Logf("%.0f switches per CPU-second; warnings %q", m.SwitchesPerCPUSecond(), m.Warnings)
+	if warned != want || !warned {
+		t.Errorf("%.0f switches per CPU-second, warnings %q: want the corrected switch warning (the rule says %v)", m.SwitchesPerCPUSecond(), m.Warnings, want)
 	}
 }
