@@ -168,12 +168,13 @@ const UncorrectedPointsPerKSwitch = 0.7
 // on per-thread events) were still off per 1,000 context switches per
 // CPU-second: on the truth program's threads (internal/cputruth) at 499
 // Hz, the CPU outside the measured functions (mostly the blocking call)
-// came out 0.05 to 0.32 points per 1,000 off, at 7,500 to 16,000 switches
-// per CPU-second: low for threads that sleep in nanosleep, high for
-// threads that wait on pipes, the functions around it off the other way
-// (docs/fidelity.md, "The return to user space, measured"). Steady threads
-// with few switches are within their sampling noise. The mechanism is not
-// known yet, so this is an observed rate, not a model.
+// came out 0.03 to 0.39 points per 1,000 off, at 7,500 to 61,000
+// switches per CPU-second: mostly low for threads that sleep in
+// nanosleep, high for threads that wait on pipes, the functions around it
+// off the other way (docs/fidelity.md, "Samples not corrected at
+// switches: the warning"). Steady threads with few switches are within
+// their sampling noise. The mechanism is not known yet, so this is an
+// observed rate, not a model.
 const CorrectedPointsPerKSwitch = 0.25
 
 // SwitchWarning is the sentence about a run whose process switched rate
