@@ -38,7 +38,7 @@ func TestUncorrectedSwitchWarningTruth(t *testing.T) {
 			truth, res, w := sampleSwitchWindow(t, cputruth.StartT(t, bin, dir, sc), NewPerf(), Options{FrequencyHz: 499})
 			m := fold.Meta{Sampler: "perf", Samples: res.Samples, CPUUserSeconds: w.CPUUser, CPUSystemSeconds: w.CPUSystem,
 				VoluntaryCtxSwitches: w.Voluntary, InvoluntaryCtxSwitches: w.Involuntary}
-			warning := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond())
+			warning := diff.MetaSwitchWarning(&m)
 			t.Logf("%.0f switches per CPU-second (%d in %.2f CPU-s); warning: %q", m.SwitchesPerCPUSecond(), w.Voluntary+w.Involuntary, m.CPUSeconds(), warning)
 			if tt.warn && warning == "" {
 				t.Fatalf("no warning at %.0f switches per CPU-second, want one", m.SwitchesPerCPUSecond())
@@ -84,7 +84,7 @@ func TestCorrectedSwitchWarningTruth(t *testing.T) {
 			m := fold.Meta{Sampler: "bpf", SamplerScope: "thread", SwitchFix: true, Samples: res.Samples, CPUUserSeconds: w.CPUUser, CPUSystemSeconds: w.CPUSystem,
 				VoluntaryCtxSwitches: w.Voluntary, InvoluntaryCtxSwitches: w.Involuntary}
 			rate := m.SwitchesPerCPUSecond()
-			warning := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), rate)
+			warning := diff.MetaSwitchWarning(&m)
 			t.Logf("%.0f switches per CPU-second; warning: %q", rate, warning)
 			total := res.Profile.Total()
 			restTrue, restSampled := 100.0, 100.0

@@ -202,6 +202,12 @@ func SwitchWarning(why string, corrected bool, rate float64) string {
 	return ""
 }
 
+// MetaSwitchWarning is SwitchWarning for a run's metadata: why its samples
+// were not corrected, whether they were, and its switches per CPU-second.
+func MetaSwitchWarning(m *fold.Meta) string {
+	return SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond())
+}
+
 // SwitchWarning is the package's SwitchWarning for the run's figures.
 func (f RunFigures) SwitchWarning() string {
 	return SwitchWarning(f.Uncorrected, f.SwitchCorrected, f.SwitchesPerCPUSecond)

@@ -192,6 +192,15 @@ func TestSwitchWarning(t *testing.T) {
 	if w := SwitchWarning("", true, 20000); !strings.Contains(w, "up to about 5 percentage points") {
 		t.Errorf("corrected SwitchWarning at 20,000 a CPU-second = %q, want about 5 points", w)
 	}
+	// From a run's metadata: 1.5 CPU-s, 30,000 switches.
+	m := &fold.Meta{Sampler: "bpf", SamplerScope: "thread", SwitchFix: true, Samples: 10, CPUUserSeconds: 1.5, VoluntaryCtxSwitches: 30000}
+	if got, want := MetaSwitchWarning(m), SwitchWarning("", true, 20000); got != want {
+		t.Errorf("MetaSwitchWarning(corrected, 20,000 a CPU-second) = %q, want %q", got, want)
+	}
+	m.Sampler = "perf"
+	if got, want := MetaSwitchWarning(m), SwitchWarning("the perf sampler", false, 20000); got != want {
+		t.Errorf("MetaSwitchWarning(perf, 20,000 a CPU-second) = %q, want %q", got, want)
+	}
 	// A summary says it after the sampled CPU warning.
 	f := RunFigures{HasSampled: true, SampledPct: 80, Uncorrected: "the perf sampler", SwitchesPerCPUSecond: 10000}
 	s := &Summary{Profile: f}

@@ -476,7 +476,7 @@ func (r *recorder) write(res *capture.Result, stopErr error, reason string) (*Re
 	r.meta.Warnings = append(r.meta.Warnings, res.Warnings...)
 	for _, w := range []string{
 		sampledGap(res.Samples, c.Freq, r.meta.CPUSeconds(), r.meta.ProfilerChargedSeconds(), c.PerCPU),
-		diff.SwitchWarning(r.meta.Uncorrected(), r.meta.SwitchCorrected(), r.meta.SwitchesPerCPUSecond()),
+		diff.MetaSwitchWarning(r.meta),
 	} {
 		if w != "" {
 			res.Warnings = append(res.Warnings, w)

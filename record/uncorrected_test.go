@@ -36,7 +36,7 @@ func TestRunUncorrectedSwitchWarning(t *testing.T) {
 			m, _ := recordtest.ReadRun(t, c.Out)
 			warned := strings.Contains(strings.Join(m.Warnings, "\n"), "not corrected at context switches (the perf sampler)")
 			t.Logf("%.0f switches per CPU-second; warnings %q", m.SwitchesPerCPUSecond(), m.Warnings)
-			want := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond()) != ""
+			want := diff.MetaSwitchWarning(m) != ""
 			if warned != want || tt.warn && !warned {
 				t.Errorf("%.0f switches per CPU-second, warnings %q: want the switch warning: %v", m.SwitchesPerCPUSecond(), m.Warnings, want || tt.warn)
 			}
@@ -63,7 +63,7 @@ func TestRunCorrectedSwitchWarning(t *testing.T) {
 		t.Fatalf("run.json: sampler %q, scope %q, switch_fix %v, %d samples: want a corrected run", m.Sampler, m.SamplerScope, m.SwitchFix, m.Samples)
 	}
 	warned := strings.Contains(strings.Join(m.Warnings, "\n"), "were corrected at context switches, but the process switched")
-	want := diff.SwitchWarning(m.Uncorrected(), m.SwitchCorrected(), m.SwitchesPerCPUSecond()) != ""
+	want := diff.MetaSwitchWarning(m) != ""
 	t.Logf("%.0f switches per CPU-second; warnings %q", m.SwitchesPerCPUSecond(), m.Warnings)
 	if warned != want || !warned {
 		t.Errorf("%.0f switches per CPU-second, warnings %q: want the corrected switch warning (the rule says %v)", m.SwitchesPerCPUSecond(), m.Warnings, want)
