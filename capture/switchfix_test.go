@@ -11,6 +11,7 @@ import (
 
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/cputruth"
+	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // With Options.SwitchFix, the BPF sampler's samples stand for the CPU the
@@ -55,27 +56,8 @@ func TestSwitchFixTruth(t *testing.T) {
 				continue
 			}
 			t.Run(mode.name+"/"+sc.Name, func(t *testing.T) {
-				p := cputruth.StartT(t, bin, dir, sc)
-				time.Sleep(300 * time.Millisecond)
-				s := NewBPF()
-				ctx := context.Background()
-				if err := s.Start(ctx, p.PID(), Options{FrequencyHz: 999, SwitchFix: true, SystemWide: mode.perCPU, StackCopy: mode.stackCopy}); err != nil {
-					t.Fatal(err)
-				}
-				before, err := p.Snapshot()
-				if err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(6 * time.Second)
-				after, err := p.Snapshot()
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.Stop(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				truth := after.Sub(before)
+				truth, res, _ := sampleTruthWindow(t, cputruth.StartT(t, bin, dir, sc), NewBPF(),
+					Options{FrequencyHz: 999, SwitchFix: true, SystemWide: mode.perCPU, StackCopy: mode.stackCopy})
 				total := res.Profile.Total()
 				sampled, accounted := float64(total)/999, float64(truth.TotalNs())/1e9
 				t.Logf("sampled %.3f s (%d samples), accounted %.3f s; health %v", sampled, total, accounted, res.Health)
@@ -127,4 +109,38 @@ func sampledShare(p *fold.Profile, fn string) float64 {
 // measured with samples samples.
 func shareError(pct float64, samples int64) float64 {
 	return math.Sqrt(pct * (100 - pct) / float64(samples))
+}
+
+// sampleTruthWindow samples the truth program p with s for 6 s, 300 ms
+// after its start, and returns the truth over the window, the sampler's
+// result and /proc's counts of the process over the same window.
+func sampleTruthWindow(t *testing.T, p *cputruth.Program, s Sampler, o Options) (*cputruth.Snapshot, *Result, procstat.Window) {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond)
+	ctx := context.Background()
+	if err := s.Start(ctx, p.PID(), o); err != nil {
+		t.Fatal(err)
+	}
+	before, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := procstat.Read("/proc", p.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	pa, err := procstat.Read("/proc", p.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Stop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return after.Sub(before), res, procstat.Diff(pb, pa)
 }

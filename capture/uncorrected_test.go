@@ -3,15 +3,12 @@
 package capture
 
 import (
-	"context"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/flamediff/flamediff/diff"
 	"github.com/flamediff/flamediff/fold"
 	"github.com/flamediff/flamediff/internal/cputruth"
-	"github.com/flamediff/flamediff/workload/procstat"
 )
 
 // The warning about samples not corrected at context switches
@@ -35,7 +32,7 @@ func TestUncorrectedSwitchWarningTruth(t *testing.T) {
 	}{{"400", false}, {"50", true}} {
 		sc := cputruth.Scenario{Name: "bursty-jitter-" + tt.burst + "us-100us", Args: []string{"bursty-jitter", tt.burst, "100"}, Funcs: []string{"after_wakeup", "before_sleep"}}
 		t.Run(sc.Name, func(t *testing.T) {
-			truth, res, w := sampleSwitchWindow(t, cputruth.StartT(t, bin, dir, sc), NewPerf(), Options{FrequencyHz: 499})
+			truth, res, w := sampleTruthWindow(t, cputruth.StartT(t, bin, dir, sc), NewPerf(), Options{FrequencyHz: 499})
 			m := fold.Meta{Sampler: "perf", Samples: res.Samples, CPUUserSeconds: w.CPUUser, CPUSystemSeconds: w.CPUSystem,
 				VoluntaryCtxSwitches: w.Voluntary, InvoluntaryCtxSwitches: w.Involuntary}
 			warning := diff.MetaSwitchWarning(&m)
@@ -80,7 +77,7 @@ func TestCorrectedSwitchWarningTruth(t *testing.T) {
 	for _, burst := range []string{"400", "20"} {
 		sc := cputruth.Scenario{Name: "bursty-jitter-" + burst + "us-100us", Args: []string{"bursty-jitter", burst, "100"}, Funcs: []string{"after_wakeup", "before_sleep"}}
 		t.Run(sc.Name, func(t *testing.T) {
-			truth, res, w := sampleSwitchWindow(t, cputruth.StartT(t, bin, dir, sc), NewBPF(), Options{FrequencyHz: 499, SwitchFix: true})
+			truth, res, w := sampleTruthWindow(t, cputruth.StartT(t, bin, dir, sc), NewBPF(), Options{FrequencyHz: 499, SwitchFix: true})
 			m := fold.Meta{Sampler: "bpf", SamplerScope: "thread", SwitchFix: true, Samples: res.Samples, CPUUserSeconds: w.CPUUser, CPUSystemSeconds: w.CPUSystem,
 				VoluntaryCtxSwitches: w.Voluntary, InvoluntaryCtxSwitches: w.Involuntary}
 			rate := m.SwitchesPerCPUSecond()
@@ -108,38 +105,4 @@ func TestCorrectedSwitchWarningTruth(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sampleSwitchWindow samples the truth program p with s for 6 s and
-// returns the truth over the window, the sampler's result and /proc's
-// counts of the process over the same window.
-func sampleSwitchWindow(t *testing.T, p *cputruth.Program, s Sampler, o Options) (*cputruth.Snapshot, *Result, procstat.Window) {
-	t.Helper()
-	time.Sleep(300 * time.Millisecond)
-	ctx := context.Background()
-	if err := s.Start(ctx, p.PID(), o); err != nil {
-		t.Fatal(err)
-	}
-	before, err := p.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := procstat.Read("/proc", p.PID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(6 * time.Second)
-	pa, err := procstat.Read("/proc", p.PID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := p.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Stop(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return after.Sub(before), res, procstat.Diff(pb, pa)
 }
