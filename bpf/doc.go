@@ -298,6 +298,20 @@ type Options struct {
 	// run time; no program runs at context switches then. See
 	// docs/fidelity.md. Health counts what it did.
 	SwitchFix bool
+	// TimerProgramCost (with SwitchFix and PerThread) is what
+	// programming the CPU's timer device costs on this machine
+	// (MeasureTimerProgramCost). The kernel programs it on a thread's
+	// way to sleep when the timer the thread arms (a nanosleep's, a
+	// timed wait's) fires before every other one, its sample timer's
+	// included, so that time never holds a sample; the switch fix then
+	// takes a sample at the switch-out for each period of such time and
+	// skips a timer sample for it (Health.SwitchBlind); and where perf's
+	// restart of the sample timer at a switch-in programs nothing (the
+	// timer is not the CPU's next), the return path is that much
+	// shorter than where a sample can fall in it, and a timer sample
+	// counts twice for each period of such time (Health.SwitchDense).
+	// 0: no such correction. See docs/fidelity.md, "Timer programming".
+	TimerProgramCost time.Duration
 	// OffCPU (Linux 5.18 with BTF, needs PID) also counts where the
 	// target's threads wait: a program on the sched_switch tracepoint
 	// keeps each target thread's stacks (user, and kernel with Kernel)
@@ -408,6 +422,14 @@ type Health struct {
 	// late timer samples of periods that ended in a switch-out after
 	// switch_fix's check there (seen at the switch-in).
 	SwitchDeferred, SwitchOwed, SwitchSkipped, SwitchSurplus, SwitchLate uint64
+	// SwitchBlind counts the samples Options.TimerProgramCost had the
+	// switch fix take at switch-outs for time spent programming the
+	// CPU's timer for the thread's own timer, and SwitchBlindSkipped,
+	// of SwitchSkipped, the timer samples skipped for them. SwitchDense
+	// counts the timer samples it counted twice for time the timer was
+	// not programmed at switch-ins (a period moved out of the blocking
+	// calls, where owed samples come one fewer).
+	SwitchBlind, SwitchBlindSkipped, SwitchDense uint64
 	// WeightedExtra and WeightedZero count what Options.SwitchFix did with
 	// per-CPU events (weighted samples): samples added to timer samples
 	// for run time no timer sample stood for, and timer samples not
@@ -466,15 +488,16 @@ type Health struct {
 
 // ThreadCorrection is what Options.SwitchFix did to one thread's samples:
 // its share of Health's SwitchDeferred, SwitchOwed, SwitchSkipped,
-// WeightedExtra, WeightedZero, OffCPUChargedNs and OffCPUTimerSkipped.
+// SwitchBlind, SwitchDense, WeightedExtra, WeightedZero, OffCPUChargedNs
+// and OffCPUTimerSkipped.
 type ThreadCorrection struct {
-	Deferred, Owed, Skipped, WeightedExtra, WeightedZero uint64
-	OffCPUChargedNs, OffCPUTimerSkipped                  uint64
+	Deferred, Owed, Skipped, Blind, Dense, WeightedExtra, WeightedZero uint64
+	OffCPUChargedNs, OffCPUTimerSkipped                                uint64
 }
 
 // Taken is the number of samples taken: Samples, less the timer samples
 // Options.SwitchFix skipped or did not count, plus those it took at
 // switch-outs or added to weighted samples.
 func (h Health) Taken() uint64 {
-	return h.Samples - h.SwitchSkipped + h.SwitchDeferred + h.SwitchOwed - h.WeightedZero + h.WeightedExtra
+	return h.Samples - h.SwitchSkipped + h.SwitchDeferred + h.SwitchOwed + h.SwitchBlind + h.SwitchDense - h.WeightedZero + h.WeightedExtra
 }

@@ -43,6 +43,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 // must fit a per-CPU array value, at most 32 KiB), and filter ranges of at
 // most MAX_RANGES entries.
 #define PAGE_SIZE 4096
+// The kernel stack's size (x86-64's THREAD_SIZE without KASAN): timer_balance
+// looks for the thread's own timers in it.
+#define THREAD_SIZE (16 * 1024)
 #define MAX_PAGES 7
 #define MAX_RANGES 32
 
@@ -129,6 +132,9 @@ struct health_counters {
 	__u64 switch_skipped;  // switch_fix: timer samples skipped (deferred ones, and surplus)
 	__u64 switch_surplus;  // switch_fix: of switch_skipped, samples beyond the accounted CPU
 	__u64 switch_late;     // switch_fix: of switch_skipped, late timer samples of periods that ended in a switch-out after the check there
+	__u64 switch_blind;    // switch_fix: samples taken at a switch-out for time spent programming the CPU's timer for the thread's own timer (see timer_balance)
+	__u64 switch_blind_skipped; // switch_fix: of switch_skipped, the timer samples skipped for them
+	__u64 switch_dense;    // switch_fix: timer samples counted twice for time the CPU's timer was not programmed at switch-ins (see timer_balance)
 	__u64 weighted_extra;  // profile_weighted: samples added for run time no timer sample stood for
 	__u64 weighted_zero;   // profile_weighted: timer samples with less than a period of run time since the last
 	__u64 offcpu_dropped;  // offcpu: switches not counted: a map was full or a stack could not be stored
@@ -165,6 +171,12 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 // which after a short wake-up path are the woken code's (docs/fidelity.md).
 const volatile __u64 period_ns = 0;
 const volatile __s64 defer_slack_ns = 0;
+// switch_fix: what programming the CPU's timer device costs (measured by
+// user space; a VM exit on a virtual machine), charged as blind time at
+// each switch-out that followed such a programming for the thread's own
+// timer, and as dense time at each switch-in that did not program it (see
+// timer_balance). 0: no such correction.
+const volatile __u64 timer_program_ns = 0;
 // offcpu: stretches off the CPU shorter than this are not counted.
 const volatile __u64 offcpu_min_ns = 0;
 // offcpu: 1: a user stack whose leaf is in a no-frame-pointer range
@@ -179,8 +191,16 @@ struct list_head {
 struct timerqueue_node {
 	__s64 expires;
 } __attribute__((preserve_access_index));
+struct hrtimer_cpu_base {
+	__s64 expires_next;
+	struct hrtimer *next_timer;
+} __attribute__((preserve_access_index));
+struct hrtimer_clock_base {
+	struct hrtimer_cpu_base *cpu_base;
+} __attribute__((preserve_access_index));
 struct hrtimer {
 	struct timerqueue_node node;
+	struct hrtimer_clock_base *base;
 } __attribute__((preserve_access_index));
 // local64_t as the kernel nests it (x86-64), for hw.period_left.
 typedef struct {
@@ -215,6 +235,7 @@ struct task_struct {
 	int pid;
 	char comm[16];
 	int tgid;
+	void *stack;
 	struct sched_entity se;
 	struct perf_event_context *perf_event_ctxp;
 } __attribute__((preserve_access_index));
@@ -233,7 +254,12 @@ struct thread_state {
 	__u32 zero;     // weighted_zero
 	__u64 prog_ns;  // offcpu_charged_ns: the off-CPU program's run time charged to this thread, not counted as run time
 	__u32 prog_skipped; // offcpu_timer_skipped
-	__u32 _pad;
+	__u32 blind;        // switch_blind
+	__s64 blind_ns;     // timer_balance: blind time less dense time, not yet taken into account
+	__u32 blind_skip;   // timer samples to skip for blind samples taken (not counted as taken: the blind sample was)
+	__u32 blind_skipped; // switch_blind_skipped
+	__u32 dense;        // timer samples to count twice (timer_balance)
+	__u32 densed;       // switch_dense
 };
 
 // run_time is the thread's run time since t->base, sum being its
@@ -609,6 +635,21 @@ int profile(struct bpf_perf_event_data *ctx)
 				h->switch_skipped++;
 				return 0;
 			}
+			if (t->blind_skip) {
+				t->blind_skip--;
+				t->skipped++;
+				t->blind_skipped++;
+				h->switch_skipped++;
+				h->switch_blind_skipped++;
+				return 0;
+			}
+			if (t->dense) {
+				t->dense--;
+				t->densed++;
+				h->switch_dense++;
+				t->taken += 2;
+				return take_sample(ctx, ctx, h, tgid, tid, 2);
+			}
 			t->taken++;
 		}
 	}
@@ -670,14 +711,102 @@ static __always_inline struct perf_event *thread_event(struct task_struct *task)
 	return NULL;
 }
 
+// event_timer_left returns how long the sample timer of event e has left
+// at now, or a large value for no event.
+static __always_inline __s64 event_timer_left(struct perf_event *e, __u64 now)
+{
+	if (!e)
+		return 1LL << 62;
+	return BPF_CORE_READ(e, hw.hrtimer.node.expires) - (__s64)now;
+}
+
 // sample_timer_left returns how long the sample timer of task's event
 // (thread_event) has left at now, or a large value when none is found.
 static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
 {
-	struct perf_event *e = thread_event(task);
-	if (!e)
-		return 1LL << 62;
-	return BPF_CORE_READ(e, hw.hrtimer.node.expires) - (__s64)now;
+	return event_timer_left(thread_event(task), now);
+}
+
+// The CPU's hrtimer base (struct hrtimer_cpu_base *), per CPU, learnt at
+// switch-outs of target threads from their sample timer, which is queued
+// on that CPU then (timer_base).
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_timer_base SEC(".maps");
+
+// timer_base returns this CPU's hrtimer base, read from e (the sample
+// timer of a target thread being switched out here) and remembered, or
+// with e NULL the one remembered (NULL until a switch-out was seen here).
+static __always_inline struct hrtimer_cpu_base *timer_base(struct perf_event *e)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&cpu_timer_base, &zero);
+	if (!slot)
+		return NULL;
+	if (e)
+		*slot = (__u64)BPF_CORE_READ(e, hw.hrtimer.base, cpu_base);
+	return (struct hrtimer_cpu_base *)*slot;
+}
+
+// timer_balance is switch_fix's correction for time whose length depends
+// on the sample timer (docs/fidelity.md, "Timer programming"): the kernel
+// programs the CPU's timer device (timer_program_ns, a VM exit on a
+// virtual machine) when a timer it arms fires before every other one.
+//   - At a switch-out of a target thread whose CPU's next timer lies on
+//     the thread's kernel stack (it armed a nanosleep's, a timed wait's,
+//     a poll's timer on its way here, and the kernel programmed the
+//     device for it), that time was spent only because the sample timer
+//     was not about to fire: no sample can fall in it (blind time,
+//     +timer_program_ns).
+//   - At a switch-in where the restarted sample timer will not be the
+//     CPU's next timer, perf's restart programs nothing, and the
+//     thread's return path is that much shorter than where a sample
+//     can fall in it, whose restarts all program the device (dense
+//     time, -timer_program_ns).
+// The thread's balance of the two (t->blind_ns): for each period of blind
+// time a sample is taken at the switch-out, in the blocking call, and the
+// thread's next timer sample skipped (blind time moves the samples it
+// should hold to wherever the timer next fires); for each period of
+// dense time the thread's next timer sample counts twice, and the owed
+// samples (at switch-outs, in blocking calls) come one fewer. At a
+// switch-out (in 1) it returns the number of samples to take there (0 or
+// 1).
+static __always_inline __u64 timer_balance(struct task_struct *task, struct perf_event *e,
+					   struct thread_state *t, struct health_counters *h, int in)
+{
+	if (!timer_program_ns || !e)
+		return 0;
+	struct hrtimer_cpu_base *cb = timer_base(in ? NULL : e);
+	if (!cb)
+		return 0;
+	if (in) {
+		__s64 left = BPF_CORE_READ(e, hw.period_left.a.a.counter);
+		__s64 start = left > 0 ? left : left < 0 ? 10000 : (__s64)period_ns;
+		if ((__s64)bpf_ktime_get_ns() + start < BPF_CORE_READ(cb, expires_next))
+			return 0; // the restart programs the device
+		t->blind_ns -= timer_program_ns;
+		if (t->blind_ns <= -(__s64)period_ns) {
+			t->blind_ns += period_ns;
+			t->dense++;
+		}
+		return 0;
+	}
+	__u64 next = (__u64)BPF_CORE_READ(cb, next_timer);
+	__u64 stack = (__u64)task->stack;
+	if (!stack || next < stack || next >= stack + THREAD_SIZE)
+		return 0;
+	t->blind_ns += timer_program_ns;
+	if (t->blind_ns < (__s64)period_ns)
+		return 0;
+	t->blind_ns -= period_ns;
+	t->taken++;
+	t->blind++;
+	t->blind_skip++;
+	h->switch_blind++;
+	return 1;
 }
 
 // switch_in is switch_fix at the switch-in of a target thread (see there):
@@ -687,9 +816,12 @@ static __always_inline void switch_in(struct task_struct *next, struct health_co
 {
 	__u32 tid = next->pid;
 	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t || t->skip)
-		return; // unknown yet, or a skip is due already (a deferred sample stands for it)
+	if (!t)
+		return; // unknown yet
 	struct perf_event *e = thread_event(next);
+	timer_balance(next, e, t, h, 1);
+	if (t->skip)
+		return; // a skip is due already (a deferred sample stands for it)
 	if (e && BPF_CORE_READ(e, hw.period_left.a.a.counter) < 0) {
 		t->skip = 1;
 		h->switch_late++;
@@ -697,8 +829,8 @@ static __always_inline void switch_in(struct task_struct *next, struct health_co
 }
 
 // switch_fix (with per-thread events): at each switch-out of a target
-// thread, where its per-thread cpu-clock event is stopped, it corrects two
-// things the event cannot see (docs/fidelity.md):
+// thread, where its per-thread cpu-clock event is stopped, it corrects
+// three things the event cannot see (docs/fidelity.md):
 //   - a sample timer that expired during the switch-out (interrupts off)
 //     fires only about 10 us after the thread's next switch-in, wherever
 //     the thread then is; when it has expired by this check, the sample
@@ -709,14 +841,19 @@ static __always_inline void switch_in(struct task_struct *next, struct health_co
 //     ahead of the samples taken, a sample is taken here, and when the
 //     samples run a whole period ahead (event time the scheduler does not
 //     charge, such as a hypervisor's steal time), a timer sample is
-//     skipped.
+//     skipped;
+//   - time the kernel spent programming the CPU's timer for a timer the
+//     thread armed on its way out, which no sample can fall in
+//     (timer_balance): a sample is taken here for each period of it, and
+//     a timer sample skipped.
 // At each switch-in of a target thread it looks at how the event was
 // stopped: a timer that expired after the check at the switch-out, in the
 // rest of it (the kernel runs perf's switch-out after this tracepoint),
 // left a negative remainder, and the kernel fires it 10 us after the
 // switch-in, wherever the thread then is: that late sample is skipped
 // (switch_late), and the run time it stood for is taken as an owed sample
-// at a later switch-out, in a blocking call.
+// at a later switch-out, in a blocking call. It also counts the switch-ins
+// whose restart of the sample timer programs nothing (timer_balance).
 // It does not apply when perf swaps the contexts of two threads of the
 // target instead of stopping the event (contexts cloned from one parent).
 SEC("tp_btf/sched_switch")
@@ -752,23 +889,29 @@ int switch_fix(__u64 *ctx)
 		return 0;
 	}
 	__u64 ran = run_time(t, sum);
-	if (sample_timer_left(prev, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
+	struct perf_event *e = thread_event(prev);
+	__u64 n = timer_balance(prev, e, t, h, 0);
+	// Blind samples wait for their skip: until then they are not ahead.
+	__u64 taken = t->taken - t->blind_skip;
+	if (event_timer_left(e, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
 		t->skip = 1;
 		t->taken++;
 		t->deferred++;
 		h->switch_deferred++;
-		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
+		return take_sample(ctx, NULL, h, target_tgid, tid, n + 1);
 	}
-	if (ran >= (t->taken + 1) * period_ns) {
+	if (ran >= (taken + 1) * period_ns) {
 		t->taken++;
 		t->owed++;
 		h->switch_owed++;
-		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
+		return take_sample(ctx, NULL, h, target_tgid, tid, n + 1);
 	}
-	if (t->taken * period_ns > ran + period_ns && !t->skip) {
+	if (taken * period_ns > ran + period_ns && !t->skip) {
 		t->skip = 1;
 		h->switch_surplus++;
 	}
+	if (n)
+		return take_sample(ctx, NULL, h, target_tgid, tid, n);
 	return 0;
 }
 

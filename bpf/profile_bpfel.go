@@ -50,6 +50,9 @@ type profileHealthCounters struct {
 	SwitchSkipped        uint64
 	SwitchSurplus        uint64
 	SwitchLate           uint64
+	SwitchBlind          uint64
+	SwitchBlindSkipped   uint64
+	SwitchDense          uint64
 	WeightedExtra        uint64
 	WeightedZero         uint64
 	OffcpuDropped        uint64
@@ -125,18 +128,23 @@ type profileStack struct {
 }
 
 type profileThreadState struct {
-	_           structs.HostLayout
-	Base        uint64
-	Taken       uint64
-	Skip        uint32
-	Deferred    uint32
-	Owed        uint32
-	Skipped     uint32
-	Extra       uint32
-	Zero        uint32
-	ProgNs      uint64
-	ProgSkipped uint32
-	Pad         uint32
+	_            structs.HostLayout
+	Base         uint64
+	Taken        uint64
+	Skip         uint32
+	Deferred     uint32
+	Owed         uint32
+	Skipped      uint32
+	Extra        uint32
+	Zero         uint32
+	ProgNs       uint64
+	ProgSkipped  uint32
+	Blind        uint32
+	BlindNs      int64
+	BlindSkip    uint32
+	BlindSkipped uint32
+	Dense        uint32
+	Densed       uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -146,6 +154,7 @@ const (
 	profileMapCfiRules         = "cfi_rules"
 	profileMapCfiWanted        = "cfi_wanted"
 	profileMapCounts           = "counts"
+	profileMapCpuTimerBase     = "cpu_timer_base"
 	profileMapHealth           = "health"
 	profileMapNofpRanges       = "nofp_ranges"
 	profileMapOffcpuCounts     = "offcpu_counts"
@@ -168,6 +177,7 @@ const (
 	profileVarStackPages       = "stack_pages"
 	profileVarTargetTgid       = "target_tgid"
 	profileVarTaskRegs         = "task_regs"
+	profileVarTimerProgramNs   = "timer_program_ns"
 	profileVarWakeupBytes      = "wakeup_bytes"
 )
 
@@ -226,6 +236,7 @@ type profileMapSpecs struct {
 	CfiRules     *ebpf.MapSpec `ebpf:"cfi_rules"`
 	CfiWanted    *ebpf.MapSpec `ebpf:"cfi_wanted"`
 	Counts       *ebpf.MapSpec `ebpf:"counts"`
+	CpuTimerBase *ebpf.MapSpec `ebpf:"cpu_timer_base"`
 	Health       *ebpf.MapSpec `ebpf:"health"`
 	NofpRanges   *ebpf.MapSpec `ebpf:"nofp_ranges"`
 	OffcpuCounts *ebpf.MapSpec `ebpf:"offcpu_counts"`
@@ -241,16 +252,17 @@ type profileMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type profileVariableSpecs struct {
-	DeferSlackNs *ebpf.VariableSpec `ebpf:"defer_slack_ns"`
-	KernelStacks *ebpf.VariableSpec `ebpf:"kernel_stacks"`
-	OffcpuCfi    *ebpf.VariableSpec `ebpf:"offcpu_cfi"`
-	OffcpuMinNs  *ebpf.VariableSpec `ebpf:"offcpu_min_ns"`
-	PeriodNs     *ebpf.VariableSpec `ebpf:"period_ns"`
-	StackCopy    *ebpf.VariableSpec `ebpf:"stack_copy"`
-	StackPages   *ebpf.VariableSpec `ebpf:"stack_pages"`
-	TargetTgid   *ebpf.VariableSpec `ebpf:"target_tgid"`
-	TaskRegs     *ebpf.VariableSpec `ebpf:"task_regs"`
-	WakeupBytes  *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	DeferSlackNs   *ebpf.VariableSpec `ebpf:"defer_slack_ns"`
+	KernelStacks   *ebpf.VariableSpec `ebpf:"kernel_stacks"`
+	OffcpuCfi      *ebpf.VariableSpec `ebpf:"offcpu_cfi"`
+	OffcpuMinNs    *ebpf.VariableSpec `ebpf:"offcpu_min_ns"`
+	PeriodNs       *ebpf.VariableSpec `ebpf:"period_ns"`
+	StackCopy      *ebpf.VariableSpec `ebpf:"stack_copy"`
+	StackPages     *ebpf.VariableSpec `ebpf:"stack_pages"`
+	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
+	TaskRegs       *ebpf.VariableSpec `ebpf:"task_regs"`
+	TimerProgramNs *ebpf.VariableSpec `ebpf:"timer_program_ns"`
+	WakeupBytes    *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // profileObjects contains all objects after they have been loaded into the kernel.
@@ -276,6 +288,7 @@ type profileMaps struct {
 	CfiRules     *ebpf.Map `ebpf:"cfi_rules"`
 	CfiWanted    *ebpf.Map `ebpf:"cfi_wanted"`
 	Counts       *ebpf.Map `ebpf:"counts"`
+	CpuTimerBase *ebpf.Map `ebpf:"cpu_timer_base"`
 	Health       *ebpf.Map `ebpf:"health"`
 	NofpRanges   *ebpf.Map `ebpf:"nofp_ranges"`
 	OffcpuCounts *ebpf.Map `ebpf:"offcpu_counts"`
@@ -292,6 +305,7 @@ func (m *profileMaps) Close() error {
 		m.CfiRules,
 		m.CfiWanted,
 		m.Counts,
+		m.CpuTimerBase,
 		m.Health,
 		m.NofpRanges,
 		m.OffcpuCounts,
@@ -308,16 +322,17 @@ func (m *profileMaps) Close() error {
 //
 // It can be passed to loadProfileObjects or ebpf.CollectionSpec.LoadAndAssign.
 type profileVariables struct {
-	DeferSlackNs *ebpf.Variable `ebpf:"defer_slack_ns"`
-	KernelStacks *ebpf.Variable `ebpf:"kernel_stacks"`
-	OffcpuCfi    *ebpf.Variable `ebpf:"offcpu_cfi"`
-	OffcpuMinNs  *ebpf.Variable `ebpf:"offcpu_min_ns"`
-	PeriodNs     *ebpf.Variable `ebpf:"period_ns"`
-	StackCopy    *ebpf.Variable `ebpf:"stack_copy"`
-	StackPages   *ebpf.Variable `ebpf:"stack_pages"`
-	TargetTgid   *ebpf.Variable `ebpf:"target_tgid"`
-	TaskRegs     *ebpf.Variable `ebpf:"task_regs"`
-	WakeupBytes  *ebpf.Variable `ebpf:"wakeup_bytes"`
+	DeferSlackNs   *ebpf.Variable `ebpf:"defer_slack_ns"`
+	KernelStacks   *ebpf.Variable `ebpf:"kernel_stacks"`
+	OffcpuCfi      *ebpf.Variable `ebpf:"offcpu_cfi"`
+	OffcpuMinNs    *ebpf.Variable `ebpf:"offcpu_min_ns"`
+	PeriodNs       *ebpf.Variable `ebpf:"period_ns"`
+	StackCopy      *ebpf.Variable `ebpf:"stack_copy"`
+	StackPages     *ebpf.Variable `ebpf:"stack_pages"`
+	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
+	TaskRegs       *ebpf.Variable `ebpf:"task_regs"`
+	TimerProgramNs *ebpf.Variable `ebpf:"timer_program_ns"`
+	WakeupBytes    *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // profilePrograms contains all programs after they have been loaded into the kernel.

@@ -170,20 +170,24 @@ func loadObjects(spec *ebpf.CollectionSpec, opts Options, copts *ebpf.Collection
 	if (opts.StackCopy != StackCopyNever || opts.OffCPU && opts.OffCPUCFI) && taskRegsAvailable() {
 		taskRegs = 1
 	}
-	period := uint64(0)
+	period, timerCost := uint64(0), uint64(0)
+	if opts.SwitchFix && opts.PerThread && opts.TimerProgramCost > 0 {
+		timerCost = uint64(opts.TimerProgramCost)
+	}
 	if opts.SwitchFix {
 		// The kernel turns a cpu-clock frequency into this fixed period
 		// (perf_swevent_init_hrtimer).
 		period = uint64(time.Second) / uint64(opts.FrequencyHz)
 	}
 	for name, v := range map[string]any{
-		profileVarStackCopy:   uint32(opts.StackCopy),
-		profileVarStackPages:  uint32(opts.StackPages),
-		profileVarTaskRegs:    taskRegs,
-		profileVarWakeupBytes: uint64(opts.RingBufferBytes / 4),
-		profileVarPeriodNs:    period,
-		profileVarOffcpuMinNs: uint64(opts.OffCPUMin),
-		profileVarOffcpuCfi:   boolU32(opts.OffCPU && opts.OffCPUCFI),
+		profileVarStackCopy:      uint32(opts.StackCopy),
+		profileVarStackPages:     uint32(opts.StackPages),
+		profileVarTaskRegs:       taskRegs,
+		profileVarWakeupBytes:    uint64(opts.RingBufferBytes / 4),
+		profileVarPeriodNs:       period,
+		profileVarTimerProgramNs: timerCost,
+		profileVarOffcpuMinNs:    uint64(opts.OffCPUMin),
+		profileVarOffcpuCfi:      boolU32(opts.OffCPU && opts.OffCPUCFI),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("bpf: load profiler: set %s: %w", name, err)
@@ -682,7 +686,7 @@ func (p *Profiler) ThreadCorrections() (map[uint32]ThreadCorrection, error) {
 	var st profileThreadState
 	it := p.objs.Threads.Iterate()
 	for it.Next(&tid, &st) {
-		c := ThreadCorrection{Deferred: uint64(st.Deferred), Owed: uint64(st.Owed), Skipped: uint64(st.Skipped),
+		c := ThreadCorrection{Deferred: uint64(st.Deferred), Owed: uint64(st.Owed), Skipped: uint64(st.Skipped), Blind: uint64(st.Blind), Dense: uint64(st.Densed),
 			WeightedExtra: uint64(st.Extra), WeightedZero: uint64(st.Zero),
 			OffCPUChargedNs: st.ProgNs, OffCPUTimerSkipped: uint64(st.ProgSkipped)}
 		if c != (ThreadCorrection{}) {
@@ -724,6 +728,9 @@ func (p *Profiler) Health() (Health, error) {
 		h.SwitchSkipped += c.SwitchSkipped
 		h.SwitchSurplus += c.SwitchSurplus
 		h.SwitchLate += c.SwitchLate
+		h.SwitchBlind += c.SwitchBlind
+		h.SwitchBlindSkipped += c.SwitchBlindSkipped
+		h.SwitchDense += c.SwitchDense
 		h.WeightedExtra += c.WeightedExtra
 		h.WeightedZero += c.WeightedZero
 		h.OffCPUDropped += c.OffcpuDropped

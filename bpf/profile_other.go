@@ -65,3 +65,8 @@ func (p *Profiler) OffCPU() ([]OffCPUCount, error) { return nil, unsupported("re
 
 // CheckOffCPU fails: BPF needs Linux.
 func CheckOffCPU() error { return unsupported("recording off-CPU counts") }
+
+// MeasureTimerProgramCost fails: BPF needs Linux.
+func MeasureTimerProgramCost() (time.Duration, error) {
+	return 0, unsupported("measuring the timer programming cost")
+}

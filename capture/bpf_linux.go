@@ -52,6 +52,9 @@ type bpfRun struct {
 	err     error
 	stopped chan struct{}
 	warn    []string
+	// timerCost is bpf.Options.TimerProgramCost as sampled with (0: not
+	// corrected).
+	timerCost time.Duration
 	// Stack copies (Options.StackCopy other than never): the setting, the
 	// unwinder of the copies, and the reader's end.
 	stackCopy bpf.StackCopy
@@ -221,6 +224,15 @@ func (b *BPF) prepare(ctx context.Context, pid int, opts Options) (*bpfRun, erro
 	}
 	bopts := bpf.Options{PID: pid, FrequencyHz: opts.FrequencyHz, Kernel: opts.Kernel, MaxStacks: b.MaxStacks, PerThread: !opts.SystemWide, StackCopy: sc,
 		SwitchFix: opts.SwitchFix, OffCPU: opts.OffCPU, OffCPUMin: opts.OffCPUMin, OffCPUCFI: opts.OffCPU}
+	if opts.SwitchFix && !opts.SystemWide {
+		bopts.TimerProgramCost = opts.TimerProgramCost
+		if bopts.TimerProgramCost == 0 {
+			if bopts.TimerProgramCost, err = bpf.MeasureTimerProgramCost(); err != nil {
+				r.warn = append(r.warn, fmt.Sprintf("time spent programming the CPU's timer is not corrected: %v", err))
+			}
+		}
+		r.timerCost = max(bopts.TimerProgramCost, 0)
+	}
 	prof, err := bpf.Load(bopts)
 	if err != nil && sc != bpf.StackCopyNever && opts.StackCopy == "" && errors.Is(err, errors.ErrUnsupported) {
 		// The default asks for copies where they work: frame pointers
@@ -377,6 +389,9 @@ func (b *BPF) Stop(ctx context.Context) (*Result, error) {
 	prof.Event = DefaultEvent
 	res := &Result{Profile: prof, Samples: int64(health.Taken()), Lost: int64(health.MapFull + health.RingbufFull), Sampler: "bpf"}
 	res.Health = healthMap(health)
+	if r.opts.SwitchFix && !r.opts.SystemWide {
+		res.Health["timer_program_ns"] = uint64(r.timerCost)
+	}
 	if r.opts.SwitchFix {
 		if res.Corrections, err = corrections(r.prof, counts); err != nil {
 			warnings = append(warnings, fmt.Sprintf("the switch fix's figures per thread: %v", err))
@@ -501,7 +516,7 @@ func corrections(prof *bpf.Profiler, counts []bpf.Count) (map[string]map[string]
 			m = map[string]uint64{}
 			out[name] = m
 		}
-		for k, v := range map[string]uint64{"switch_deferred": c.Deferred, "switch_owed": c.Owed, "switch_skipped": c.Skipped,
+		for k, v := range map[string]uint64{"switch_deferred": c.Deferred, "switch_owed": c.Owed, "switch_skipped": c.Skipped, "switch_blind": c.Blind, "switch_dense": c.Dense,
 			"weighted_extra": c.WeightedExtra, "weighted_zero": c.WeightedZero,
 			"offcpu_charged_ns": c.OffCPUChargedNs, "offcpu_timer_skipped": c.OffCPUTimerSkipped} {
 			if v > 0 {
@@ -522,6 +537,7 @@ func healthMap(h bpf.Health) map[string]uint64 {
 	if h.SwitchDeferred+h.SwitchOwed+h.SwitchSkipped > 0 {
 		m["switch_deferred"], m["switch_owed"], m["switch_skipped"], m["switch_surplus"] = h.SwitchDeferred, h.SwitchOwed, h.SwitchSkipped, h.SwitchSurplus
 		m["switch_late"] = h.SwitchLate
+		m["switch_blind"], m["switch_blind_skipped"], m["switch_dense"] = h.SwitchBlind, h.SwitchBlindSkipped, h.SwitchDense
 	}
 	if h.WeightedExtra+h.WeightedZero > 0 {
 		m["weighted_extra"], m["weighted_zero"] = h.WeightedExtra, h.WeightedZero

@@ -91,6 +91,12 @@ type Options struct {
 	// with per-thread events; with SystemWide, by weighting each sample
 	// with its thread's run time. The perf sampler ignores it.
 	SwitchFix bool
+	// TimerProgramCost is what programming the CPU's timer device costs,
+	// for the switch fix with per-thread events
+	// (bpf.Options.TimerProgramCost): 0 measures it when sampling starts
+	// (bpf.MeasureTimerProgramCost), a negative value leaves that
+	// correction out.
+	TimerProgramCost time.Duration
 	// OffCPU has the BPF sampler also count where the target's threads
 	// wait off the CPU, voluntary and involuntary switches apart
 	// (bpf.Options.OffCPU): Result.OffCPU. The perf sampler refuses it.

@@ -657,8 +657,9 @@ type ThreadFidelity struct {
 	AccountedCPUSeconds float64 `json:"accounted_cpu_seconds"`
 	// Corrections is what the BPF sampler's switch fix did to the
 	// samples of that name (SamplerHealth's switch_deferred, switch_owed,
-	// switch_skipped, weighted_extra, weighted_zero, offcpu_charged_ns,
-	// offcpu_timer_skipped); nil when nothing.
+	// switch_skipped, switch_blind, switch_dense, weighted_extra,
+	// weighted_zero, offcpu_charged_ns, offcpu_timer_skipped); nil when
+	// nothing.
 	Corrections map[string]uint64 `json:"corrections,omitempty"`
 }
 
