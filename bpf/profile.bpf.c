@@ -772,8 +772,9 @@ static __always_inline struct hrtimer_cpu_base *timer_base(struct perf_event *e)
 // should hold to wherever the timer next fires); for each period of
 // dense time the thread's next timer sample counts twice, and the owed
 // samples (at switch-outs, in blocking calls) come one fewer. At a
-// switch-out (in 1) it returns the number of samples to take there (0 or
-// 1).
+// switch-out (in 0) it returns 1 when a blind sample is due: the caller
+// takes it with blind_take where it takes no other sample (one sample a
+// switch-out, one copy a sample), else it waits for the next switch-out.
 static __always_inline __u64 timer_balance(struct task_struct *task, struct perf_event *e,
 					   struct thread_state *t, struct health_counters *h, int in)
 {
@@ -799,14 +800,19 @@ static __always_inline __u64 timer_balance(struct task_struct *task, struct perf
 	if (!stack || next < stack || next >= stack + THREAD_SIZE)
 		return 0;
 	t->blind_ns += timer_program_ns;
-	if (t->blind_ns < (__s64)period_ns)
-		return 0;
+	return t->blind_ns >= (__s64)period_ns;
+}
+
+// blind_take accounts for a blind sample due (timer_balance) that the
+// caller is about to take: a period of blind time, and a timer sample to
+// skip for it.
+static __always_inline void blind_take(struct thread_state *t, struct health_counters *h)
+{
 	t->blind_ns -= period_ns;
 	t->taken++;
 	t->blind++;
 	t->blind_skip++;
 	h->switch_blind++;
-	return 1;
 }
 
 // switch_in is switch_fix at the switch-in of a target thread (see there):
@@ -890,7 +896,7 @@ int switch_fix(__u64 *ctx)
 	}
 	__u64 ran = run_time(t, sum);
 	struct perf_event *e = thread_event(prev);
-	__u64 n = timer_balance(prev, e, t, h, 0);
+	__u64 blind = timer_balance(prev, e, t, h, 0);
 	// Blind samples wait for their skip: until then they are not ahead.
 	__u64 taken = t->taken - t->blind_skip;
 	if (event_timer_left(e, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {
@@ -898,20 +904,22 @@ int switch_fix(__u64 *ctx)
 		t->taken++;
 		t->deferred++;
 		h->switch_deferred++;
-		return take_sample(ctx, NULL, h, target_tgid, tid, n + 1);
+		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
 	}
 	if (ran >= (taken + 1) * period_ns) {
 		t->taken++;
 		t->owed++;
 		h->switch_owed++;
-		return take_sample(ctx, NULL, h, target_tgid, tid, n + 1);
+		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
 	}
 	if (taken * period_ns > ran + period_ns && !t->skip) {
 		t->skip = 1;
 		h->switch_surplus++;
 	}
-	if (n)
-		return take_sample(ctx, NULL, h, target_tgid, tid, n);
+	if (blind) {
+		blind_take(t, h);
+		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
+	}
 	return 0;
 }
 

@@ -123,7 +123,7 @@ func TestOffCPUSwitchFixTruth(t *testing.T) {
 			if tc.charged && charged == 0 {
 				t.Errorf("offcpu_charged_ns 0: threads that switch to each other were charged nothing")
 			}
-			for _, k := range []string{"switch_deferred", "switch_owed", "switch_skipped", "offcpu_charged_ns", "offcpu_timer_skipped"} {
+			for _, k := range []string{"switch_deferred", "switch_owed", "switch_skipped", "switch_blind", "switch_dense", "offcpu_charged_ns", "offcpu_timer_skipped"} {
 				var sum uint64
 				for _, c := range res.Corrections {
 					sum += c[k]
