@@ -18,8 +18,20 @@ func FuzzParseSysbench(f *testing.F) {
 		if (rep == nil) == (err == nil) {
 			t.Fatalf("ParseSysbench(%q) = %+v, %v: want a report or an error", data, rep, err)
 		}
+		ivs, ierr := ParseSysbenchIntervals(bytes.NewReader(data))
+		if ierr != nil && err == nil {
+			t.Fatalf("ParseSysbenchIntervals(%q): %v, where ParseSysbench read it", data, ierr)
+		}
+		for i, iv := range ivs {
+			if iv.Every <= 0 || (i > 0 && iv.At <= ivs[i-1].At) {
+				t.Fatalf("ParseSysbenchIntervals(%q) = %+v: not in order", data, ivs)
+			}
+		}
 		if err != nil {
 			return
+		}
+		if !reflect.DeepEqual(ivs, rep.Intervals) && len(ivs)+len(rep.Intervals) > 0 {
+			t.Fatalf("ParseSysbenchIntervals(%q) = %+v, ParseSysbench's %+v", data, ivs, rep.Intervals)
 		}
 		for _, v := range []float64{rep.TotalTime, rep.TPS, rep.QPS, rep.LatencyMinMs, rep.LatencyAvgMs, rep.LatencyMaxMs, rep.LatencyP95Ms, rep.LatencySumMs} {
 			if v < 0 || v != v {

@@ -66,6 +66,33 @@ func (rep *SysbenchReport) QPSBetween(from, to float64) (qps, covered float64) {
 	return ops / covered, covered
 }
 
+// ParseSysbenchIntervals returns the interim reports ("[ 5s ] thds: ...")
+// of sysbench output that may have been cut off: a run stopped before its
+// summary, or one still running. Lines that are not interim reports are
+// skipped; errors reading r are wrapped.
+func ParseSysbenchIntervals(r io.Reader) ([]SysbenchInterval, error) {
+	var ivs []SysbenchInterval
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		prev := 0.0
+		if n := len(ivs); n > 0 {
+			prev = ivs[n-1].At
+		}
+		text := strings.TrimRight(sc.Text(), "\r")
+		if text == "" || text[0] != '[' {
+			continue
+		}
+		if iv, ok := parseInterval(strings.TrimSpace(text), prev); ok {
+			ivs = append(ivs, iv)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return ivs, fmt.Errorf("sysbench interim reports: %w", err)
+	}
+	return ivs, nil
+}
+
 // parseInterval parses an interim report line, or returns false.
 func parseInterval(line string, prevAt float64) (SysbenchInterval, bool) {
 	rest, ok := strings.CutPrefix(line, "[")

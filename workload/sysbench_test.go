@@ -197,6 +197,16 @@ func TestSysbenchIntervals(t *testing.T) {
 	if rep.Intervals[1] != want {
 		t.Errorf("Intervals[1] = %+v, want %+v", rep.Intervals[1], want)
 	}
+	// Cut off before its summary: the same interim reports.
+	data, err := os.ReadFile("testdata/sysbench/local-read-write-4threads.sysbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, _, _ := bytes.Cut(data, []byte("SQL statistics"))
+	ivs, err := ParseSysbenchIntervals(bytes.NewReader(cut))
+	if err != nil || !reflect.DeepEqual(ivs, rep.Intervals) {
+		t.Errorf("ParseSysbenchIntervals(cut off) = %+v, %v; want %+v", ivs, err, rep.Intervals)
+	}
 	tests := []struct {
 		from, to     float64
 		qps, covered float64
