@@ -3,10 +3,10 @@ GO       ?= go
 FUZZTIME ?= 10s
 BIN      ?= bin/flamediff
 
-.PHONY: help build test quick generate docs bench bench-overhead bench-overhead-offcpu bench-fidelity bench-svg demo fuzz lint fmt ci
+.PHONY: help build test quick generate docs bench bench-overhead bench-overhead-paired bench-overhead-offcpu bench-fidelity bench-svg demo fuzz lint fmt ci
 
 help:
-	@echo "targets: demo build test quick bench bench-overhead bench-overhead-offcpu bench-fidelity bench-svg fuzz lint fmt generate docs ci"
+	@echo "targets: demo build test quick bench bench-overhead bench-overhead-paired bench-overhead-offcpu bench-fidelity bench-svg fuzz lint fmt generate docs ci"
 
 build:
 	$(GO) build -buildvcs=true -o $(BIN) ./cmd/flamediff
@@ -43,8 +43,17 @@ bench:
 # FLAMEDIFF_BENCH_SECONDS, FLAMEDIFF_BENCH_TEST and FLAMEDIFF_BENCH_CONFIGS
 # tune it. Measure on a quiet machine (flock /tmp/flamediff-quiet.lock make ...).
 bench-overhead:
-	$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m
+	$(GO) test ./bench -run '^$$' -bench 'CaptureOverhead$$' -benchtime 1x -timeout 60m
 	$(GO) test ./bpf -run '^$$' -bench OffCPUSwitch -benchtime 20000x
+
+# Capture overhead with the sampler switched on and off in phases of a few
+# seconds during one sysbench run (BenchmarkCaptureOverheadPaired): each
+# on-phase's QPS against its neighbouring off-phases, and an A/A
+# configuration ("aa") for the method's own spread. FLAMEDIFF_BENCH_CYCLES,
+# FLAMEDIFF_BENCH_PHASE, FLAMEDIFF_BENCH_CONFIGS, FLAMEDIFF_BENCH_TEST and
+# FLAMEDIFF_BENCH_PIN tune it.
+bench-overhead-paired:
+	$(GO) test ./bench -run '^$$' -bench CaptureOverheadPaired -benchtime 1x -timeout 60m
 
 # The off-CPU program's overhead alone: point-select and update-nonindex,
 # the BPF sampler at 99 Hz with and without it (user stacks, then kernel
@@ -53,7 +62,7 @@ OFFCPU_CONFIGS = bpf-99Hz,bpf-offcpu-99Hz,bpf-k-99Hz,bpf-k-offcpu-99Hz
 bench-overhead-offcpu:
 	for t in oltp_point_select oltp_update_non_index; do \
 		FLAMEDIFF_BENCH_TEST=$$t FLAMEDIFF_BENCH_CONFIGS=$(OFFCPU_CONFIGS) \
-			$(GO) test ./bench -run '^$$' -bench CaptureOverhead -benchtime 1x -timeout 60m || exit 1; \
+			$(GO) test ./bench -run '^$$' -bench 'CaptureOverhead$$' -benchtime 1x -timeout 60m || exit 1; \
 	done
 	$(GO) test ./bpf -run '^$$' -bench OffCPUSwitch -benchtime 20000x
 

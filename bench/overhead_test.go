@@ -91,27 +91,7 @@ func BenchmarkCaptureOverhead(b *testing.B) {
 	if err := pin.server(srv.PID); err != nil {
 		b.Fatalf("pinning the server: %v", err)
 	}
-	all := []config{{name: "none"},
-		{name: "perf-99Hz", freq: 99}, {name: "perf-999Hz", freq: 999},
-		{name: "perf-a-99Hz", freq: 99, all: true}, {name: "perf-a-999Hz", freq: 999, all: true},
-		{name: "bpf-a-99Hz", freq: 99, all: true, bpf: true}, {name: "bpf-a-999Hz", freq: 999, all: true, bpf: true},
-		{name: "bpf-99Hz", freq: 99, bpf: true}, {name: "bpf-999Hz", freq: 999, bpf: true},
-		// Whole stacks (#14): BPF stack copies unwound with CFI, against
-		// frame pointers only and perf's DWARF call graphs.
-		{name: "bpf-never-99Hz", freq: 99, bpf: true, stackCopy: "never"}, {name: "bpf-never-499Hz", freq: 499, bpf: true, stackCopy: "never"},
-		{name: "bpf-auto-99Hz", freq: 99, bpf: true, stackCopy: "auto"}, {name: "bpf-auto-499Hz", freq: 499, bpf: true, stackCopy: "auto"},
-		{name: "bpf-always-99Hz", freq: 99, bpf: true, stackCopy: "always"}, {name: "bpf-always-499Hz", freq: 499, bpf: true, stackCopy: "always"},
-		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"},
-		// Sampling fidelity (#15): the switch fix's sched_switch program.
-		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true},
-		{name: "bpf-a-fix-99Hz", freq: 99, all: true, bpf: true, switchFix: true}, {name: "bpf-a-fix-499Hz", freq: 499, all: true, bpf: true, switchFix: true},
-		// Off-CPU profiles (#19): the sampler with and without the
-		// off-CPU program on sched_switch, without and with kernel
-		// stacks (the lab's setting).
-		{name: "bpf-offcpu-99Hz", freq: 99, bpf: true, offCPU: true, base: "bpf-99Hz"},
-		{name: "bpf-k-99Hz", freq: 99, bpf: true, kernel: true},
-		{name: "bpf-k-offcpu-99Hz", freq: 99, bpf: true, kernel: true, offCPU: true, base: "bpf-k-99Hz"}}
-	configs := pick(all, os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
+	configs := pick(overheadConfigs(), os.Getenv("FLAMEDIFF_BENCH_CONFIGS"))
 	// The BPF program's run time, counted by the kernel (two clock reads
 	// per run, in every configuration alike).
 	if stats, err := bpf.EnableStats(); err == nil {
@@ -245,6 +225,31 @@ func offCPUProgramStats() (time.Duration, uint64, error) {
 	return rt, runs, nil
 }
 
+// overheadConfigs returns the overhead benchmarks' configurations, "none"
+// (no sampling) first.
+func overheadConfigs() []config {
+	return []config{{name: "none"},
+		{name: "perf-99Hz", freq: 99}, {name: "perf-999Hz", freq: 999},
+		{name: "perf-a-99Hz", freq: 99, all: true}, {name: "perf-a-999Hz", freq: 999, all: true},
+		{name: "bpf-a-99Hz", freq: 99, all: true, bpf: true}, {name: "bpf-a-999Hz", freq: 999, all: true, bpf: true},
+		{name: "bpf-99Hz", freq: 99, bpf: true}, {name: "bpf-999Hz", freq: 999, bpf: true},
+		// Whole stacks (#14): BPF stack copies unwound with CFI, against
+		// frame pointers only and perf's DWARF call graphs.
+		{name: "bpf-never-99Hz", freq: 99, bpf: true, stackCopy: "never"}, {name: "bpf-never-499Hz", freq: 499, bpf: true, stackCopy: "never"},
+		{name: "bpf-auto-99Hz", freq: 99, bpf: true, stackCopy: "auto"}, {name: "bpf-auto-499Hz", freq: 499, bpf: true, stackCopy: "auto"},
+		{name: "bpf-always-99Hz", freq: 99, bpf: true, stackCopy: "always"}, {name: "bpf-always-499Hz", freq: 499, bpf: true, stackCopy: "always"},
+		{name: "perf-dwarf-99Hz", freq: 99, callGraph: "dwarf"}, {name: "perf-dwarf-499Hz", freq: 499, callGraph: "dwarf"},
+		// Sampling fidelity (#15): the switch fix's sched_switch program.
+		{name: "bpf-fix-99Hz", freq: 99, bpf: true, switchFix: true}, {name: "bpf-fix-499Hz", freq: 499, bpf: true, switchFix: true},
+		{name: "bpf-a-fix-99Hz", freq: 99, all: true, bpf: true, switchFix: true}, {name: "bpf-a-fix-499Hz", freq: 499, all: true, bpf: true, switchFix: true},
+		// Off-CPU profiles (#19): the sampler with and without the
+		// off-CPU program on sched_switch, without and with kernel
+		// stacks (the lab's setting).
+		{name: "bpf-offcpu-99Hz", freq: 99, bpf: true, offCPU: true, base: "bpf-99Hz"},
+		{name: "bpf-k-99Hz", freq: 99, bpf: true, kernel: true},
+		{name: "bpf-k-offcpu-99Hz", freq: 99, bpf: true, kernel: true, offCPU: true, base: "bpf-k-99Hz"}}
+}
+
 // config is one configuration of the overhead benchmark.
 type config struct {
 	name      string
@@ -256,6 +261,7 @@ type config struct {
 	switchFix bool   // BPF: capture.Options.SwitchFix
 	kernel    bool   // kernel stacks too (capture.Options.Kernel)
 	offCPU    bool   // BPF: capture.Options.OffCPU
+	count     bool   // paired only: counting per-thread events, no sampler
 	// base is the configuration this one adds to (the same sampler
 	// without the off-CPU program): its QPS is also compared with the
 	// base's runs of the same rounds.
