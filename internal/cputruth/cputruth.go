@@ -38,7 +38,7 @@ type Scenario struct {
 	Name string
 	// Args are the program's scenario arguments: "steady", "bursty
 	// BURST_US SLEEP_US", "bursty-jitter BURST_US SLEEP_US", "pingpong
-	// A_US B_US" or "syscalls".
+	// A_US B_US", "syscalls" or "syscalls-jitter".
 	Args []string
 	// Funcs are the functions that do the work.
 	Funcs []string
@@ -49,7 +49,8 @@ type Scenario struct {
 // drawn at random around a mean: a loop whose every turn is alike meets a
 // sampler's fixed period at the same few points, docs/fidelity.md), a
 // pair of threads that wake each other, and a thread that spends half its
-// CPU in system calls. Tests refer to the first ones by index: append.
+// CPU in system calls (in turns of fixed and of random length). Tests
+// refer to the first ones by index: append.
 var Scenarios = []Scenario{
 	{"steady", []string{"steady"}, []string{"work_a", "work_b"}},
 	{"bursty-50us-100us", []string{"bursty", "50", "100"}, []string{"after_wakeup", "before_sleep"}},
@@ -60,6 +61,7 @@ var Scenarios = []Scenario{
 	{"bursty-jitter-50us-100us", []string{"bursty-jitter", "50", "100"}, []string{"after_wakeup", "before_sleep"}},
 	{"bursty-jitter-20us-100us", []string{"bursty-jitter", "20", "100"}, []string{"after_wakeup", "before_sleep"}},
 	{"syscalls", []string{"syscalls"}, []string{"work_a", "syswork"}},
+	{"syscalls-jitter", []string{"syscalls-jitter"}, []string{"work_a", "syswork"}},
 }
 
 // Build compiles the program into dir with gcc, frame pointers kept, and

@@ -16,6 +16,7 @@
 //	                      0.5 to 1.5 times BURST and SLEEP
 //	syscalls              one thread: work_a 100 in user code, then
 //	                      syswork 100 in system calls
+//	syscalls-jitter       the same, each drawn from 50 to 150
 //	pingpong A B          two threads hand work through pipes:
 //	                      produce A in one, consume B in the other, each
 //	                      waits for the other's byte
@@ -58,6 +59,7 @@ struct shared {
 };
 static struct shared *sh;
 static double iters_per_ns;
+static double syscalls_per_ns; // getppid calls per nanosecond (calibrate)
 volatile uint64_t sink;
 
 static uint64_t thread_ns(void) {
@@ -132,6 +134,16 @@ static void calibrate(void) {
 			best = d;
 	}
 	iters_per_ns = 20000000.0 / (double)best;
+	best = UINT64_MAX;
+	for (int r = 0; r < 5; r++) {
+		uint64_t t0 = thread_ns();
+		for (int i = 0; i < 20000; i++)
+			syscall(SYS_getppid);
+		uint64_t d = thread_ns() - t0;
+		if (d < best)
+			best = d;
+	}
+	syscalls_per_ns = 20000.0 / (double)best;
 	// The median of back-to-back reads: one call each.
 	enum { N = 2001 };
 	static uint64_t d[N];
@@ -197,12 +209,18 @@ static void *bursty_jitter(void *x) {
 	}
 	return x;
 }
-// syswork spends about ns nanoseconds of CPU in system calls (getppid,
-// and the thread clock's own reads).
+// syswork spends about ns nanoseconds of CPU in system calls (getppid),
+// as a number of calls calibrated at start (syscalls_per_ns), like spin's
+// iterations. (It ran until the thread clock said ns: the clock counts the
+// sampler's interrupts in the call, so a sample in syswork cost the loop
+// nothing and one in work_a cost it the interrupt's time, and a 99 Hz
+// sampler's phase in the loop drifted at two speeds, 4 to 11 points off
+// in either direction from run to run; docs/fidelity.md, "Loops that
+// repeat exactly".)
 __attribute__((noinline)) void syswork(uint64_t ns) {
 	uint64_t m0 = mono_ns();
 	uint64_t t0 = thread_ns();
-	while (thread_ns() - t0 < ns)
+	for (uint64_t i = 0, n = (uint64_t)(ns * syscalls_per_ns); i < n; i++)
 		syscall(SYS_getppid);
 	account(F_SYSWORK, t0, m0);
 }
@@ -210,6 +228,14 @@ static void *syscalls(void *x) {
 	for (;;) {
 		work_a(100 * 1000);
 		syswork(100 * 1000);
+	}
+	return x;
+}
+static void *syscalls_jitter(void *x) {
+	uint64_t st = 88172645463325252ull;
+	for (;;) {
+		work_a(jitter(&st, 100 * 1000));
+		syswork(jitter(&st, 100 * 1000));
 	}
 	return x;
 }
@@ -245,7 +271,7 @@ static void start(void *(*fn)(void *), const char *name) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: truth FILE steady | bursty BURST_US SLEEP_US | pingpong A_US B_US\n");
+		fprintf(stderr, "usage: truth FILE steady | bursty[-jitter] BURST_US SLEEP_US | pingpong A_US B_US | syscalls[-jitter]\n");
 		return 2;
 	}
 	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -279,6 +305,8 @@ int main(int argc, char **argv) {
 		start(bursty_jitter, "bursty");
 	} else if (strcmp(sc, "syscalls") == 0) {
 		start(syscalls, "syscalls");
+	} else if (strcmp(sc, "syscalls-jitter") == 0) {
+		start(syscalls_jitter, "syscalls");
 	} else if (strcmp(sc, "pingpong") == 0 && argc == 5) {
 		if (pipe(ping) != 0 || pipe(pong) != 0) {
 			perror("pipe");
