@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,15 @@ import (
 // function's sampled share against its true share, the CPU the samples
 // stand for against the threads' run time (schedstat), and the share of
 // samples taken in the kernel's switch-in path (finish_task_switch: skid
-// to the moment a thread is switched back in). Kernel frames are kept so
+// to the moment a thread is switched back in). Each error comes with the
+// share's binomial standard error for the run's samples; an error beyond
+// 2 points by more than two of them is flagged. Kernel frames are kept so
 // that the switch-in samples can be told apart; the shares of the user
 // functions are inclusive, so kernel frames below them do not change them.
 //
 // FLAMEDIFF_FIDELITY_SECONDS (default 8) seconds per run,
+// FLAMEDIFF_FIDELITY_TIMER_COST (nanoseconds; default: measured at start,
+// negative: no timer-programming correction; capture.Options.TimerProgramCost),
 // FLAMEDIFF_FIDELITY_SCENARIOS (default: all; names of cputruth.Scenarios),
 // FLAMEDIFF_FIDELITY_CONFIGS (default bpf-99Hz,bpf-499Hz,perf-99Hz,perf-499Hz,
 // bpf-fix-99Hz,bpf-fix-499Hz: the BPF sampler with capture.Options.SwitchFix;
@@ -100,14 +105,31 @@ type fidelity struct {
 func (f *fidelity) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sampled/accounted CPU %.3f (%.2f/%.2f s, %d samples), switch-in %.1f%%;", f.sampledCPU/f.accountedCPU, f.sampledCPU, f.accountedCPU, f.samples, f.switchIn)
-	worst := 0.0
+	worst, beyond := 0.0, false
 	for _, fn := range f.funcs {
 		d := f.sampled[fn] - f.truth[fn]
 		worst = math.Max(worst, math.Abs(d))
-		fmt.Fprintf(&b, " %s %.1f%% (true %.1f%%, %+.1f)", fn, f.sampled[fn], f.truth[fn], d)
+		se := shareSE(f.truth[fn], f.samples)
+		beyond = beyond || math.Abs(d) > 2+2*se
+		fmt.Fprintf(&b, " %s %.1f%% (true %.1f%%, %+.1f ± %.1f)", fn, f.sampled[fn], f.truth[fn], d, se)
 	}
 	fmt.Fprintf(&b, "; worst %.1f pp", worst)
+	if beyond {
+		b.WriteString(", beyond 2 pp by more than 2 SE")
+	}
 	return b.String()
+}
+
+// shareSE is the standard error, in points, of a share of n samples whose
+// true value is pct percent, were the samples drawn independently: what a
+// sampled share's error is to be read against ("± SE" in the output; 2 SE
+// beyond 2 points is flagged).
+func shareSE(pct float64, n int64) float64 {
+	if n <= 0 {
+		return math.Inf(1)
+	}
+	p := pct / 100
+	return 100 * math.Sqrt(p*(1-p)/float64(n))
 }
 
 // measureFidelity runs sc, samples it for window with c and compares.
@@ -120,7 +142,11 @@ func measureFidelity(bin, dir string, sc cputruth.Scenario, c fidelityConfig, wi
 	time.Sleep(500 * time.Millisecond) // past start-up and calibration
 	s := newSampler(c.sampler)
 	ctx := context.Background()
-	if err := s.Start(ctx, p.PID(), capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, SwitchFix: c.fix, WorkDir: dir}); err != nil {
+	o := capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, SwitchFix: c.fix, WorkDir: dir}
+	if v, err := strconv.Atoi(os.Getenv("FLAMEDIFF_FIDELITY_TIMER_COST")); err == nil {
+		o.TimerProgramCost = time.Duration(v)
+	}
+	if err := s.Start(ctx, p.PID(), o); err != nil {
 		return nil, err
 	}
 	before, err := p.Snapshot()

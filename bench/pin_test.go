@@ -68,6 +68,38 @@ func (p placement) server(pid int) error {
 	return nil
 }
 
+// harness pins every thread of this process (and the children it starts
+// later) to the CPUs that neither the server nor sysbench is pinned to;
+// with placement apart on two CPUs there is none, and it does nothing.
+func (p placement) harness() error {
+	if p.serverCPU < 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	for cpu := 0; cpu < runtime.NumCPU(); cpu++ {
+		if cpu != p.serverCPU && cpu != p.clientCPU {
+			set.Set(cpu)
+		}
+	}
+	if set.Count() == 0 {
+		return nil
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
 // client returns the sysbench command line run under taskset, so that
 // sysbench and its threads start on the client CPU.
 func (p placement) client(args []string) []string {
