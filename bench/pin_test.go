@@ -52,20 +52,7 @@ func (p placement) server(pid int) error {
 	}
 	var set unix.CPUSet
 	set.Set(p.serverCPU)
-	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return err
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("thread %d: %w", tid, err)
-		}
-	}
-	return nil
+	return pinThreads(strconv.Itoa(pid), &set)
 }
 
 // harness pins every thread of this process (and the children it starts
@@ -84,7 +71,13 @@ func (p placement) harness() error {
 	if set.Count() == 0 {
 		return nil
 	}
-	tasks, err := os.ReadDir("/proc/self/task")
+	return pinThreads("self", &set)
+}
+
+// pinThreads sets the affinity of every thread of /proc/PROC (a process
+// id, or self) to set; the threads they start later inherit it.
+func pinThreads(proc string, set *unix.CPUSet) error {
+	tasks, err := os.ReadDir(filepath.Join("/proc", proc, "task"))
 	if err != nil {
 		return err
 	}
@@ -93,7 +86,7 @@ func (p placement) harness() error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
 			return fmt.Errorf("thread %d: %w", tid, err)
 		}
 	}
