@@ -214,9 +214,8 @@ static void *bursty_jitter(void *x) {
 // iterations. (It ran until the thread clock said ns: the clock counts the
 // sampler's interrupts in the call, so a sample in syswork cost the loop
 // nothing and one in work_a cost it the interrupt's time, and a 99 Hz
-// sampler's phase in the loop drifted at two speeds, 4 to 11 points off
-// in either direction from run to run; docs/fidelity.md, "Loops that
-// repeat exactly".)
+// sampler's phase in the loop drifted at two speeds; docs/fidelity.md,
+// "Aliasing".)
 __attribute__((noinline)) void syswork(uint64_t ns) {
 	uint64_t m0 = mono_ns();
 	uint64_t t0 = thread_ns();
