@@ -200,13 +200,28 @@ func runPaired(tb testing.TB, srv *mariadbtest.Server, test string, pin placemen
 		p.secs = p.to - t0
 		return p
 	}
+	// What is switched on in the current phase; switchOff also runs if
+	// the benchmark fails in the middle of a phase.
+	var sampling capture.Sampler
+	var counting []int
+	switchOff := func() error {
+		for _, fd := range counting {
+			_ = unix.Close(fd)
+		}
+		counting = nil
+		var err error
+		if sampling != nil {
+			_, err = sampling.Stop(context.Background())
+			sampling = nil
+		}
+		return err
+	}
+	defer func() { _ = switchOff() }()
 	time.Sleep(warmup)
 	phases := []phase{run("")}
 	for cycle := 0; cycle < cycles; cycle++ {
 		for k := range configs {
 			c := configs[(k+cycle)%len(configs)]
-			var s capture.Sampler
-			var counting []int
 			if c.count {
 				fds, err := openCounting(srv.PID)
 				if err != nil {
@@ -219,21 +234,17 @@ func runPaired(tb testing.TB, srv *mariadbtest.Server, test string, pin placemen
 				if c.bpf {
 					name = "bpf"
 				}
-				s = newSampler(name)
+				s := newSampler(name)
 				o := capture.Options{FrequencyHz: c.freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix,
 					Kernel: c.kernel, OffCPU: c.offCPU}
 				if err := s.Start(context.Background(), srv.PID, o); err != nil {
 					tb.Fatalf("cycle %d, %s: %v", cycle+1, c.name, err)
 				}
+				sampling = s
 			}
 			phases = append(phases, run(c.name))
-			for _, fd := range counting {
-				_ = unix.Close(fd)
-			}
-			if s != nil {
-				if _, err := s.Stop(context.Background()); err != nil {
-					tb.Fatalf("cycle %d, %s: stop: %v", cycle+1, c.name, err)
-				}
+			if err := switchOff(); err != nil {
+				tb.Fatalf("cycle %d, %s: stop: %v", cycle+1, c.name, err)
 			}
 			phases = append(phases, run(""))
 		}
