@@ -268,6 +268,21 @@ type config struct {
 	base string
 }
 
+// start starts c's sampler on pid (c.freq > 0).
+func (c config) start(pid int) (capture.Sampler, error) {
+	name := "perf"
+	if c.bpf {
+		name = "bpf"
+	}
+	s := newSampler(name)
+	o := capture.Options{FrequencyHz: c.freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix,
+		Kernel: c.kernel, OffCPU: c.offCPU}
+	if err := s.Start(context.Background(), pid, o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // pick returns the configurations named in the comma-separated list
 // (FLAMEDIFF_BENCH_CONFIGS), "none" first; all of them when it is empty.
 func pick(all []config, list string) []config {
@@ -349,14 +364,8 @@ func runOnce(tb testing.TB, srv *mariadbtest.Server, test string, secs int, c co
 		return 0, cs, err
 	}
 	if freq > 0 {
-		name := "perf"
-		if c.bpf {
-			name = "bpf"
-		}
-		sampler = newSampler(name)
-		o := capture.Options{FrequencyHz: freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix,
-			Kernel: c.kernel, OffCPU: c.offCPU}
-		if err := sampler.Start(context.Background(), srv.PID, o); err != nil {
+		var err error
+		if sampler, err = c.start(srv.PID); err != nil {
 			return 0, cs, err
 		}
 		defer func() { _, _ = sampler.Stop(context.Background()) }()

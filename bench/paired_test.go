@@ -114,18 +114,14 @@ func BenchmarkCaptureOverheadPaired(b *testing.B) {
 // openCounting opens a counting cpu-clock event on every thread of pid,
 // inherited by the threads they start, and returns their descriptors.
 func openCounting(pid int) ([]int, error) {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	tids, err := threadIDs(strconv.Itoa(pid))
 	if err != nil {
 		return nil, err
 	}
 	attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK,
 		Size: uint32(unsafe.Sizeof(unix.PerfEventAttr{})), Bits: unix.PerfBitInherit}
 	var fds []int
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		fd, err := unix.PerfEventOpen(&attr, tid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 		if errors.Is(err, unix.ESRCH) {
 			continue
@@ -230,14 +226,8 @@ func runPaired(tb testing.TB, srv *mariadbtest.Server, test string, pin placemen
 				counting = fds
 			}
 			if c.freq > 0 {
-				name := "perf"
-				if c.bpf {
-					name = "bpf"
-				}
-				s := newSampler(name)
-				o := capture.Options{FrequencyHz: c.freq, SystemWide: c.all, CallGraph: c.callGraph, StackCopy: c.stackCopy, SwitchFix: c.switchFix,
-					Kernel: c.kernel, OffCPU: c.offCPU}
-				if err := s.Start(context.Background(), srv.PID, o); err != nil {
+				s, err := c.start(srv.PID)
+				if err != nil {
 					tb.Fatalf("cycle %d, %s: %v", cycle+1, c.name, err)
 				}
 				sampling = s

@@ -77,15 +77,11 @@ func (p placement) harness() error {
 // pinThreads sets the affinity of every thread of /proc/PROC (a process
 // id, or self) to set; the threads they start later inherit it.
 func pinThreads(proc string, set *unix.CPUSet) error {
-	tasks, err := os.ReadDir(filepath.Join("/proc", proc, "task"))
+	tids, err := threadIDs(proc)
 	if err != nil {
 		return err
 	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
 			return fmt.Errorf("thread %d: %w", tid, err)
 		}
@@ -100,4 +96,20 @@ func (p placement) client(args []string) []string {
 		return args
 	}
 	return append([]string{"taskset", "-c", strconv.Itoa(p.clientCPU)}, args...)
+}
+
+// threadIDs returns the thread ids in /proc/PROC/task (PROC a process id,
+// or self).
+func threadIDs(proc string) ([]int, error) {
+	tasks, err := os.ReadDir(filepath.Join("/proc", proc, "task"))
+	if err != nil {
+		return nil, err
+	}
+	var tids []int
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
