@@ -152,8 +152,10 @@
 // cannot fault in: the kernel leaves a random gap of up to 8 KiB between
 // the main thread's first frame and its arguments at the top of the stack
 // (arch_align_stack), so that a whole page there is sometimes untouched (1
-// run of 40 of TestStackCopy). No frame lies above such a page. The part below the
-// stack pointer is not sent to user space: RawSample.Stack starts at SP.
+// run of 40 of TestStackCopy). No frame lies above such a page. The part of
+// SP's page below the stack pointer is kept (RawSample.Stack starts at
+// RawSample.StackBase, the page's start): an epilogue that has popped a
+// saved register still has CFI that finds it there.
 // When every page was copied and the stack goes on above, the sample is
 // flagged SampleWindowFull and counted in Health.WindowFull: an unwinder
 // may run out of stack before the root there. Stacks measured on MariaDB

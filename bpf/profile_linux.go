@@ -1041,12 +1041,11 @@ func (d *sampleDecoder) decode(b []byte) (RawSample, error) {
 	d.user = frames(d.user[:0], b[sampleUserOff:])
 	d.kernel = frames(d.kernel[:0], b[sampleKernOff:])
 	stack := b[sampleStackOff : sampleStackOff+int(hdr.Len)]
-	stack = stack[min(len(stack), int(hdr.Sp-hdr.Base)):]
 	return RawSample{
 		PID: hdr.Tgid, TID: hdr.Tid, Comm: name,
 		Regs:  Regs{IP: hdr.Ip, SP: hdr.Sp, BP: hdr.Bp},
 		Flags: SampleFlags(hdr.Flags), Weight: max(hdr.Weight, 1),
-		Stack: stack, User: d.user, Kernel: d.kernel,
+		Stack: stack, StackBase: hdr.Base, User: d.user, Kernel: d.kernel,
 	}, nil
 }
 

@@ -120,12 +120,17 @@ type RawSample struct {
 	// Weight is how many samples the record stands for: 1, or more for
 	// a weighted sample (per-CPU events with Options.SwitchFix).
 	Weight uint32
-	// Stack is the copy of the user stack from Regs.SP upwards: Stack[i]
-	// is the byte at address Regs.SP+i. It ends at the end of the
-	// thread's stack mapping, at the first page that could not be read,
-	// or after Options.StackPages pages (counted from SP's page), and is
-	// empty when not even SP's page could be read.
-	Stack []byte
+	// Stack is the copy of the user stack from StackBase, the start of
+	// SP's page, upwards: Stack[i] is the byte at address StackBase+i. The
+	// bytes below SP are kept: a function's epilogue that has popped a
+	// register finds it there (its CFI still says it is saved at an
+	// address that is now below SP; docs/recording.md, "Stacks perf's
+	// unwinder cuts"). It ends at the end of the thread's stack mapping,
+	// at the first page that could not be read, or after
+	// Options.StackPages pages, and is empty when not even SP's page could
+	// be read.
+	Stack     []byte
+	StackBase uint64
 	// User is the kernel's frame-pointer walk of the user stack, leaf
 	// first, as Count.User holds it (for comparison).
 	User []uint64

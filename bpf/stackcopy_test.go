@@ -265,14 +265,17 @@ func checkCopy(t *testing.T, s *spinner, mem *os.File, r RawSample, readable uin
 	if wantFull {
 		end = r.Regs.SP&^(PageSize-1) + PageSize
 	}
-	if got, want := uint64(len(r.Stack)), end-r.Regs.SP; got != want {
+	if r.StackBase != r.Regs.SP&^(PageSize-1) {
+		t.Errorf("sp %#x: stack copied from %#x, want from its page %#x", r.Regs.SP, r.StackBase, r.Regs.SP&^(PageSize-1))
+	}
+	if got, want := uint64(len(r.Stack)), end-r.StackBase; got != want {
 		t.Errorf("sp %#x: %d bytes copied, want %d (to %#x)", r.Regs.SP, got, want, end)
 	}
 	if full := r.Flags&SampleWindowFull != 0; full != wantFull {
 		t.Errorf("sp %#x: window full %v, want %v", r.Regs.SP, full, wantFull)
 	}
 	for i := range spinWords {
-		off := s.buf - r.Regs.SP + 8*uint64(i)
+		off := s.buf - r.StackBase + 8*uint64(i)
 		if off+8 > uint64(len(r.Stack)) {
 			if !wantFull { // the copy reaches the end of the stack
 				t.Errorf("sp %#x: word %d of the array (offset %d) beyond the %d bytes copied", r.Regs.SP, i, off, len(r.Stack))
@@ -284,11 +287,13 @@ func checkCopy(t *testing.T, s *spinner, mem *os.File, r RawSample, readable uin
 			break
 		}
 	}
-	truth := make([]byte, len(r.Stack))
+	// From SP up (below it the running program writes on).
+	above := r.Stack[min(uint64(len(r.Stack)), r.Regs.SP-r.StackBase):]
+	truth := make([]byte, len(above))
 	if _, err := mem.ReadAt(truth, int64(r.Regs.SP)); err != nil {
 		t.Fatalf("read /proc/%d/mem at %#x: %v", s.pid, r.Regs.SP, err)
 	}
-	if i := firstDiff(truth, r.Stack); i >= 0 {
+	if i := firstDiff(truth, above); i >= 0 {
 		t.Errorf("sp %#x: copy differs from /proc/%d/mem at offset %d of %d", r.Regs.SP, s.pid, i, len(truth))
 	}
 }
@@ -484,7 +489,7 @@ func TestStackCopyRingbufFull(t *testing.T) {
 	cancel() // pass what the ring buffer holds, then return
 	if err := p.ReadSamples(ctx, func(r RawSample) error {
 		samples = append(samples, r)
-		pages := (r.Regs.SP%PageSize + uint64(len(r.Stack))) / PageSize
+		pages := uint64(len(r.Stack)) / PageSize
 		sizes = append(sizes, 8+(sampleStackOff+int(pages)*PageSize+7)&^7)
 		return nil
 	}); err != nil {

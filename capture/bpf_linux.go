@@ -477,8 +477,8 @@ func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, ker
 				}
 			}
 		}
-		for _, a := range c.User {
-			f := syms.Resolve(a)
+		for i, a := range c.User {
+			f := userFrame(syms, a, i > 0)
 			// perf prints "(/path (deleted))", which stackcollapse
 			// folds into a frame with a trailing space; the capture's
 			// warnings say the file was deleted, the frames stay clean.
@@ -492,6 +492,26 @@ func renderPerfScript(w io.Writer, counts []bpf.Count, syms *symtab.Process, ker
 		}
 	}
 	return nil
+}
+
+// userFrame resolves a user frame at address a. A caller's frame is a
+// return address: the instruction after the call, which lies outside the
+// caller when the call is its last instruction (a call to a function that
+// does not return: a thread's loop, abort), and is then the next
+// function's first byte or no function's. It is looked up one byte back,
+// inside the call, as perf's DWARF unwinder does; the frame keeps a's
+// offset. (A frame below a signal frame is an interrupted pc, not a
+// return address; looked up one byte back it changes function only if
+// the signal came at the function's first instruction.)
+func userFrame(syms *symtab.Process, a uint64, caller bool) symtab.Frame {
+	if !caller || a == 0 {
+		return syms.Resolve(a)
+	}
+	f := syms.Resolve(a - 1)
+	if f.Sym != "" {
+		f.Offset++
+	}
+	return f
 }
 
 // corrections sums what the switch fix did to each thread by thread name,

@@ -257,7 +257,7 @@ var endKeys = map[unwind.End]string{
 func (c *copyUnwinder) add(s bpf.RawSample) error {
 	c.copied++
 	frames, end := c.u.Unwind(c.frames[:0], unwind.Regs{IP: s.Regs.IP, SP: s.Regs.SP, BP: s.Regs.BP},
-		unwind.Stack{Base: s.Regs.SP, Bytes: s.Stack})
+		unwind.Stack{Base: s.StackBase, Bytes: s.Stack})
 	c.frames = frames
 	c.ends[end]++
 	user := c.user[:0]

@@ -43,12 +43,12 @@ func TestCopyUnwinderSplice(t *testing.T) {
 	zeroEnd := fpStack(sp, 64, [][2]uint64{{sp + 16, sp + 32}, {sp + 24, 0x2000}, {sp + 32, 0}, {sp + 40, 0}})
 	regs := bpf.Regs{IP: 0x1000, SP: sp, BP: sp + 16}
 	samples := []bpf.RawSample{
-		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
-		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}, Weight: 3},
-		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, User: []uint64{0x1000, 0x9000}},
-		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: zeroEnd, User: []uint64{0x1000, 0x2000, 0x6000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, StackBase: sp, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, StackBase: sp, User: []uint64{0x1000, 0x3000, 0x4000, 0x5000}, Weight: 3},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: window, StackBase: sp, User: []uint64{0x1000, 0x9000}},
+		{PID: 1, TID: 2, Comm: "t", Regs: regs, Stack: zeroEnd, StackBase: sp, User: []uint64{0x1000, 0x2000, 0x6000}},
 		// No IP to start from: the kernel's walk is kept.
-		{PID: 1, TID: 3, Comm: "t", Regs: bpf.Regs{SP: sp}, Stack: zeroEnd, User: []uint64{0x7000, 0x8000}, Kernel: []uint64{0xffff0001}},
+		{PID: 1, TID: 3, Comm: "t", Regs: bpf.Regs{SP: sp}, Stack: zeroEnd, StackBase: sp, User: []uint64{0x7000, 0x8000}, Kernel: []uint64{0xffff0001}},
 	}
 	for _, s := range samples {
 		// The reader reuses its slices: add must copy.
