@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/flamediff/flamediff/internal/mariadbtest"
 	"github.com/flamediff/flamediff/internal/recordtest"
 	"github.com/flamediff/flamediff/record"
+	"github.com/flamediff/flamediff/symbolmap"
 )
 
 func TestRecordFlags(t *testing.T) {
@@ -333,8 +335,14 @@ func TestRecordMariaDB(t *testing.T) {
 	// Without server counters, operations come from sysbench's own report.
 	out2 := filepath.Join(t.TempDir(), "run2")
 	sb2 := srv.Sysbench(t, "oltp_update_non_index", "--time=10", "--report-interval=1", "run")
-	// And with the other sampler.
-	args2 := append([]string{"record", "--sampler", "perf", "--pid", strconv.Itoa(srv.PID), "--freq", "99", "--warmup", "2s",
+	// And with the other sampler, at 499 Hz: perf's own dwarf unwinder
+	// cuts 0.1-0.3% of this workload's stacks (a sample in an epilogue
+	// after `pop %rbp`, whose CFI still finds rbp at CFA-16, below the
+	// copy perf takes from the stack pointer: docs/recording.md, "Stacks
+	// perf's unwinder cuts"). At 99 Hz the window holds ~320 samples and 4
+	// cut ones (1-3% of runs) fail the 0.99 below; at 499 Hz, ~1,700
+	// samples, it takes 17.
+	args2 := append([]string{"record", "--sampler", "perf", "--pid", strconv.Itoa(srv.PID), "--freq", "499", "--warmup", "2s",
 		"--margin", "1s", "--out", out2, "--quiet", "--"}, sb2...)
 	var stderr2 bytes.Buffer
 	if code := run(args2, strings.NewReader(""), &bytes.Buffer{}, &stderr2); code != 0 {
@@ -349,15 +357,18 @@ func TestRecordMariaDB(t *testing.T) {
 	// reach their thread's root through glibc (frame pointers: 38-87% on
 	// update-non-index).
 	for _, r := range []struct {
-		name string
-		m    *fold.Meta
-	}{{"bpf", m}, {"perf", m2}} {
+		name   string
+		m      *fold.Meta
+		stacks string
+	}{{"bpf", m, stacks}, {"perf", m2, stacks2}} {
+		t.Logf("%s: %d samples, %d distinct stacks without a thread root", r.name, r.m.Samples, len(rootless(r.stacks, int(r.m.Samples))))
 		if c := r.m.StackCompleteness; c == nil || *c < 0.99 {
 			got := "absent"
 			if c != nil {
 				got = strconv.FormatFloat(*c, 'f', 4, 64)
 			}
-			t.Errorf("%s with the defaults: stack_completeness %s, want at least 0.99", r.name, got)
+			t.Errorf("%s with the defaults: stack_completeness %s of %d samples, want at least 0.99; stacks without a thread root:\n%s",
+				r.name, got, r.m.Samples, strings.Join(rootless(r.stacks, 20), "\n"))
 		}
 	}
 	if m2.CallGraph != "dwarf" || !strings.Contains(m2.SamplerReason, "call graph auto: dwarf") {
@@ -483,4 +494,26 @@ func TestRecordSummaryCompleteness(t *testing.T) {
 			t.Errorf("%s: summary %q, want no %q", tt.meta.Label, b.String(), tt.notWant)
 		}
 	}
+}
+
+// rootless returns up to max lines of folded stacks (a run's
+// stacks.folded) with none of symbolmap.DefaultThreadRoots among their
+// frames, to show what a failed completeness check counted.
+func rootless(folded string, max int) []string {
+	var out []string
+	for line := range strings.Lines(folded) {
+		line = strings.TrimSpace(line)
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 || slices.ContainsFunc(strings.Split(line[:i], ";"), func(f string) bool {
+			return slices.Contains(symbolmap.DefaultThreadRoots, f)
+		}) {
+			continue
+		}
+		if len(out) == max {
+			out = append(out, "...")
+			break
+		}
+		out = append(out, line)
+	}
+	return out
 }
