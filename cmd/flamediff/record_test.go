@@ -340,7 +340,7 @@ func TestRecordMariaDB(t *testing.T) {
 	// after `pop %rbp`, whose CFI still finds rbp at CFA-16, below the
 	// copy perf takes from the stack pointer: docs/recording.md, "Stacks
 	// perf's unwinder cuts"). At 99 Hz the window holds ~320 samples and 4
-	// cut ones (1-3% of runs) fail the 0.99 below; at 499 Hz, ~1,700
+	// cut ones (0.4-2% of runs) fail the 0.99 below; at 499 Hz, ~1,700
 	// samples, it takes 17.
 	args2 := append([]string{"record", "--sampler", "perf", "--pid", strconv.Itoa(srv.PID), "--freq", "499", "--warmup", "2s",
 		"--margin", "1s", "--out", out2, "--quiet", "--"}, sb2...)
