@@ -147,8 +147,9 @@ type Meta struct {
 	// the whole run, not only the window.
 	WorkloadQPS float64 `json:"workload_qps,omitempty"`
 	// WorkloadWindowQPS is the workload's own QPS over the sampling window
-	// (sysbench --report-interval reports wholly inside it), to check the
-	// server's operation count against.
+	// (sysbench --report-interval reports overlapping it, those at its
+	// edges for the part inside it), to check the server's operation count
+	// against.
 	WorkloadWindowQPS float64 `json:"workload_window_qps,omitempty"`
 	// WorkloadIntervalQPS are the QPS of the workload's interim reports
 	// (sysbench --report-interval=1) wholly inside the window, in order:

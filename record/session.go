@@ -422,7 +422,7 @@ func (r *recorder) finishWorkload(ctx context.Context, win *window, reason strin
 		t0 = t
 	}
 	from, to := win.start.Sub(t0).Seconds(), win.end.Sub(t0).Seconds()
-	if q, cov := rep.QPSBetween(from, to); cov > 0 {
+	if q, cov := rep.QPSOver(from, to); cov > 0 {
 		r.meta.WorkloadWindowQPS = q
 	}
 	r.meta.WorkloadIntervalQPS = intervalQPS(rep, from, to)

@@ -66,6 +66,28 @@ func (rep *SysbenchReport) QPSBetween(from, to float64) (qps, covered float64) {
 	return ops / covered, covered
 }
 
+// QPSOver returns the QPS of the interim reports over [from, to] seconds
+// since sysbench started: each report that overlaps the span counts for
+// the part of its interval inside it, at its own rate, and covered is the
+// seconds so counted (0 when no report overlaps). Unlike QPSBetween it
+// keeps the parts of the reports at the span's edges: a rate that swings
+// from one second to the next (a loaded machine: 370 to 2,600 QPS within
+// a run) would otherwise be judged without the span's first and last
+// fractions of a second.
+func (rep *SysbenchReport) QPSOver(from, to float64) (qps, covered float64) {
+	var ops float64
+	for _, iv := range rep.Intervals {
+		if o := min(iv.At, to) - max(iv.At-iv.Every, from); o > 0 {
+			ops += iv.QPS * o
+			covered += o
+		}
+	}
+	if covered <= 0 {
+		return 0, 0
+	}
+	return ops / covered, covered
+}
+
 // ParseSysbenchIntervals returns the interim reports ("[ 5s ] thds: ...")
 // of sysbench output that may have been cut off: a run stopped before its
 // summary, or one still running. Lines that are not interim reports are

@@ -222,4 +222,20 @@ func TestSysbenchIntervals(t *testing.T) {
 			t.Errorf("QPSBetween(%v, %v) = %v, %v; want %v, %v", tt.from, tt.to, qps, cov, tt.qps, tt.covered)
 		}
 	}
+	// QPSOver counts the edge reports for their part inside the span.
+	over := []struct {
+		from, to     float64
+		qps, covered float64
+	}{
+		{0, 3, (9186.63 + 12614.43 + 12769.79) / 3, 3},
+		{0.5, 2.5, (0.5*9186.63 + 12614.43 + 0.5*12769.79) / 2, 2},
+		{1.2, 1.8, 12614.43, 0.6},
+		{-5, 0, 0, 0},
+	}
+	for _, tt := range over {
+		qps, cov := rep.QPSOver(tt.from, tt.to)
+		if math.Abs(qps-tt.qps) > 1e-6 || math.Abs(cov-tt.covered) > 1e-9 {
+			t.Errorf("QPSOver(%v, %v) = %v, %v; want %v, %v", tt.from, tt.to, qps, cov, tt.qps, tt.covered)
+		}
+	}
 }
