@@ -120,12 +120,11 @@ func TestRunTargetDies(t *testing.T) {
 		// held to: its total when it died less what it had used when
 		// sampling started (however much CPU a loaded machine gave it).
 		died := make(chan float64, 1)
-		go func() {
-			time.Sleep(2500 * time.Millisecond)
+		kill := func() {
 			_ = target.Process.Kill()
 			_ = target.Wait()
 			died <- (target.ProcessState.UserTime() + target.ProcessState.SystemTime()).Seconds()
-		}()
+		}
 		var got statuses
 		var atStart float64
 		progress := func(st Status) {
@@ -133,6 +132,11 @@ func TestRunTargetDies(t *testing.T) {
 				if ps, err := procstat.Read("/proc", target.Process.Pid); err == nil {
 					atStart = ps.CPUSeconds()
 				}
+				// Killed 2 s into the window, counted from the
+				// window's start: a fixed time from the test's start
+				// (2.5 s) fell before the window in a CI run whose
+				// BPF sampler took longer than that to start.
+				time.AfterFunc(2*time.Second, kill)
 			}
 			got.add(st)
 		}
