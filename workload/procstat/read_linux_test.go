@@ -272,11 +272,20 @@ func TestReadLive(t *testing.T) {
 		t.Errorf("Read(self) = %+v: no read system calls (the test binary has read files)", before)
 	}
 
-	// Burn about 300ms of CPU on every thread we start, and sleep a little
-	// for voluntary switches.
-	deadline := time.Now().Add(300 * time.Millisecond)
+	// Burn at least 300ms of wall time and of this process's CPU (its own
+	// rusage: a loaded machine gave 300ms of wall time only 0.12 s of CPU
+	// in one CI run), at most 10 s, and sleep a little for voluntary
+	// switches.
+	cpu := func() time.Duration {
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start, cpu0 := time.Now(), cpu()
 	x := 0
-	for time.Now().Before(deadline) {
+	for time.Since(start) < 10*time.Second && (time.Since(start) < 300*time.Millisecond || cpu()-cpu0 < 300*time.Millisecond) {
 		x++
 		if x%1e6 == 0 {
 			runtime.Gosched()
