@@ -44,16 +44,28 @@ func TestRunOffCPU(t *testing.T) {
 	bin, dir := cputruth.BuildT(t)
 	p := cputruth.StartT(t, bin, dir, cputruth.Scenarios[1]) // bursty 50 µs, sleep 100 µs
 	out := filepath.Join(dir, "run")
+	before, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := Run(context.Background(), Config{Target: Target{PID: p.PID()}, Duration: 2 * time.Second, Out: out, OffCPU: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	after, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The program's own count of its sleeps over the whole Run, a
+	// superset of the window (each sleep is one voluntary switch; the
+	// main thread's few add to /proc's).
+	sleeps := after.Sub(before).Calls["before_sleep"]
 	m, _ := recordtest.ReadRun(t, out)
 	o := m.OffCPU
 	if o == nil || m.Sampler != "bpf" {
 		t.Fatalf("run.json: sampler %s, off_cpu %+v: want bpf and the off-CPU totals", m.Sampler, o)
 	}
-	t.Logf("off_cpu %+v; warnings %q", *o, res.Warnings)
+	t.Logf("off_cpu %+v; warnings %q; the program slept %d times over the Run", *o, res.Warnings, sleeps)
 	// With the switch fix the samples leave out the off-CPU program's
 	// time charged to the threads, and run.json says how much
 	// (docs/fidelity.md, "The off-CPU program's cost").
@@ -62,8 +74,13 @@ func TestRunOffCPU(t *testing.T) {
 		t.Errorf("sampler_health %v: no offcpu_charged_ns with the switch fix", m.SamplerHealth)
 	}
 	t.Logf("sampled %.3f s, accounted %.3f s, of it the off-CPU program's %.3f s", m.SampledCPUSeconds, m.CPUSeconds(), float64(charged)/1e9)
-	if o.ProcVoluntary != m.VoluntaryCtxSwitches || o.ProcVoluntary < 5000 {
-		t.Errorf("proc_voluntary %d, voluntary_ctxt_switches %d: want the same, thousands", o.ProcVoluntary, m.VoluntaryCtxSwitches)
+	// How many switches the window holds depends on how much CPU the
+	// machine gives the program (a CI run under load: 3,802 in 2 s,
+	// quiet: 7,014); at least 1,000 make the 3% below a bound
+	// of 30 or more. /proc's count cannot exceed the program's sleeps
+	// over the whole Run by more than the main thread's few switches.
+	if o.ProcVoluntary != m.VoluntaryCtxSwitches || o.ProcVoluntary < 1000 || o.ProcVoluntary > int64(sleeps)+50 {
+		t.Errorf("proc_voluntary %d, voluntary_ctxt_switches %d, the program's sleeps over the Run %d: want the same, at least 1,000 and at most the sleeps", o.ProcVoluntary, m.VoluntaryCtxSwitches, sleeps)
 	}
 	if d := float64(o.Voluntary-o.ProcVoluntary) / float64(o.ProcVoluntary); d < -0.03 || d > 0.03 {
 		t.Errorf("voluntary switches %d, /proc %d: want within 3%%", o.Voluntary, o.ProcVoluntary)

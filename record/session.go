@@ -322,19 +322,31 @@ func (r *recorder) wait(ctx context.Context, win *window) string {
 		defer t.Stop()
 		deadline = t.C
 	}
+	interrupted := func() string {
+		return fmt.Sprintf("interrupted (Ctrl-C) %s into the window", time.Since(win.start).Round(time.Second))
+	}
 	for {
+		// An interrupt that also ends the workload or the server (a
+		// server started under the same context, as the lab's are) is
+		// an interrupt: ctx is asked before those are blamed.
 		select {
 		case <-deadline:
 			return ""
 		case <-done:
+			if ctx.Err() != nil {
+				return interrupted()
+			}
 			if win.length > 0 {
 				return fmt.Sprintf("the workload ended %s into the %s window", time.Since(win.start).Round(time.Second), win.length)
 			}
 			return ""
 		case <-ctx.Done():
-			return fmt.Sprintf("interrupted (Ctrl-C) %s into the window", time.Since(win.start).Round(time.Second))
+			return interrupted()
 		case <-tick.C:
 			if _, err := procstat.Read(r.cfg.ProcRoot, r.pid); errors.Is(err, procstat.ErrProcessGone) {
+				if ctx.Err() != nil {
+					return interrupted()
+				}
 				return fmt.Sprintf("the server (pid %d) died %s into the window", r.pid, time.Since(win.start).Round(time.Second))
 			}
 			if r.ticks {

@@ -205,6 +205,43 @@ func TestRunInterrupt(t *testing.T) {
 	})
 }
 
+// TestRunInterruptTakesServer: an interrupt that also ends the server and,
+// with it, the workload (the lab starts its servers under the context it
+// cancels) is recorded as an interrupt. Before, the window's wait chose
+// at random between the interrupt and the workload's end, both ready when
+// it looked, and a lab run cancelled this way said "the workload ended".
+func TestRunInterruptTakesServer(t *testing.T) {
+	forEachSampler(t, func(t *testing.T, sampler string) {
+		// Three times: each one was a coin toss before.
+		for i := range 3 {
+			target := recordtest.Burner(t)
+			pid := target.Process.Pid
+			out := filepath.Join(t.TempDir(), "run")
+			ctx, cancel := context.WithCancel(context.Background())
+			// The workload lives as long as the server does.
+			workload := []string{"sh", "-c", "while kill -0 " + strconv.Itoa(pid) + " 2>/dev/null; do sleep 0.02; done"}
+			progress := func(st Status) {
+				if st.Phase != PhaseSampling {
+					return
+				}
+				cancel()
+				_ = target.Process.Kill()
+				_ = target.Wait()
+				time.Sleep(300 * time.Millisecond) // the workload sees it and ends
+			}
+			_, err := Run(ctx, Config{Sampler: sampler, Target: Target{PID: pid}, Workload: workload,
+				Duration: 20 * time.Second, Freq: 199, Out: out}, progress)
+			cancel()
+			if !errors.Is(err, ErrIncomplete) {
+				t.Fatalf("try %d: Run: %v, want an error wrapping ErrIncomplete", i, err)
+			}
+			if m, _ := recordtest.ReadRun(t, out); !strings.Contains(m.Incomplete, "interrupted") {
+				t.Errorf("try %d: reason %q: want interrupted, the cause of the server's and the workload's end", i, m.Incomplete)
+			}
+		}
+	})
+}
+
 func TestRunWorkloadEndsInWarmup(t *testing.T) {
 	forEachSampler(t, func(t *testing.T, sampler string) {
 		target := recordtest.Burner(t)
