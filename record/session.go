@@ -261,25 +261,40 @@ func (r *recorder) withFallback(start func(capture.Options) error) error {
 func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	c := r.cfg
 	var err error
+	// How long each step took, for the error when they leave no window.
+	var steps []string
+	step := func(name string, since time.Time) {
+		steps = append(steps, fmt.Sprintf("%s %s", name, time.Since(since).Round(10*time.Millisecond)))
+	}
+	t := time.Now()
 	if win.outerBefore, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
+	step("/proc", t)
+	t = time.Now()
 	if r.sampler != nil {
 		if err := r.withFallback(func(o capture.Options) error { return r.sampler.Start(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
 		r.meta.SwitchFix = r.opts.SwitchFix
+		step("sampler start", t)
+		t = time.Now()
 	}
 	// The window starts once the sampler runs: figures from here on.
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
 	}
+	step("/proc", t)
 	if r.server != nil {
+		t = time.Now()
 		if win.cBefore, err = r.server.Counters(ctx, c.OpsCounter...); err != nil {
 			return r.fail("", fmt.Errorf("record: server counters: %w", err))
 		}
+		step("server counters", t)
 	}
+	t = time.Now()
 	r.hostStart()
+	step("host figures", t)
 	win.start = time.Now()
 	if !win.deadline.IsZero() {
 		// A sampler slow to start (a loaded machine) shortens the window
@@ -289,8 +304,8 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 			if r.sampler == nil {
 				who = "reading the window's first figures (/proc, the server's counters)"
 			}
-			return r.fail("", fmt.Errorf("record: %s took until %s after the workload started (warmup %s), past its end less the %s margin: no window is left; the machine is overloaded, or give the workload more time",
-				who, win.start.Sub(r.runStart).Round(100*time.Millisecond), c.Warmup, c.Margin))
+			return r.fail("", fmt.Errorf("record: %s took until %s after the workload started (warmup %s; %s), past its end less the %s margin: no window is left; the machine is overloaded, or give the workload more time",
+				who, win.start.Sub(r.runStart).Round(100*time.Millisecond), c.Warmup, strings.Join(steps, ", "), c.Margin))
 		}
 	}
 	r.meta.StartTime = win.start.UTC().Format(time.RFC3339Nano)

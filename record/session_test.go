@@ -299,36 +299,40 @@ func (s slowStart) Start(ctx context.Context, pid int, opts capture.Options) err
 func TestRunSlowSamplerStart(t *testing.T) {
 	recordtest.RequireSampler(t, "perf")
 	target := recordtest.Burner(t)
-	// A stand-in named sysbench that runs for its --time.
+	// A stand-in named sysbench that runs for its --time: 8 s, which
+	// leaves a window after the 2 s sampler's start and perf's own start
+	// under the suite's load (a 6 s one did not, in a run beside a second
+	// suite: 5.1 s).
 	sysbench := filepath.Join(t.TempDir(), "sysbench")
-	if err := os.WriteFile(sysbench, []byte("#!/bin/sh\nsleep 6\n"), 0o755); err != nil {
+	if err := os.WriteFile(sysbench, []byte("#!/bin/sh\nsleep 8\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
 		delay time.Duration
 		ok    bool
-	}{{2 * time.Second, true}, {5 * time.Second, false}} {
+	}{{2 * time.Second, true}, {8 * time.Second, false}} {
 		out := filepath.Join(t.TempDir(), "run")
 		cfg := Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
-			Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=6", "run"},
+			Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=8", "run"},
 			NewSampler: func(string) (capture.Sampler, error) { return slowStart{capture.NewPerf(), tt.delay}, nil }}
 		res, err := Run(context.Background(), cfg, nil)
 		m, _ := recordtest.ReadRun(t, out)
 		if !tt.ok {
 			if err == nil || !strings.Contains(err.Error(), "starting the sampler and reading the window's first figures took until") ||
-				!strings.Contains(err.Error(), "no window is left") || m.Complete == nil || *m.Complete {
-				t.Errorf("sampler %s slow: Run = %v, complete %v; want an error saying the sampler's start left no window, the run incomplete", tt.delay, err, m.Complete)
+				!strings.Contains(err.Error(), "no window is left") || !strings.Contains(err.Error(), "sampler start 8.") || m.Complete == nil || *m.Complete {
+				t.Errorf("sampler %s slow: Run = %v, complete %v; want an error saying the sampler's start (8.x s, among the steps it names) left no window, the run incomplete", tt.delay, err, m.Complete)
 			}
 			continue
 		}
 		if err != nil || res == nil {
 			t.Fatalf("sampler %s slow: Run = %v, %v; want a complete run", tt.delay, res, err)
 		}
-		// The window ends by the workload's 6 s less the 1 s margin,
-		// counted from the workload's start: shorter than the 4.5 s it
-		// would be had the sampler started at once.
-		if m.Complete == nil || !*m.Complete || m.WindowSeconds <= 0 || m.WindowSeconds >= 4.5 {
-			t.Errorf("sampler %s slow: complete %v (%q), window %.2f s; want complete, shorter than 4.5 s", tt.delay, m.Complete, m.Incomplete, m.WindowSeconds)
+		// The window ends by the workload's 8 s less the 1 s margin,
+		// counted from the workload's start: at most 4.5 s after the
+		// warmup and the 2 s start, not the 6.5 s it would be had the
+		// sampler started at once.
+		if m.Complete == nil || !*m.Complete || m.WindowSeconds <= 0 || m.WindowSeconds > 4.6 {
+			t.Errorf("sampler %s slow: complete %v (%q), window %.2f s; want complete, at most 4.5 s", tt.delay, m.Complete, m.Incomplete, m.WindowSeconds)
 		}
 	}
 	recordtest.NoPerfLeft(t, target.Process.Pid)
@@ -646,7 +650,7 @@ func TestRunPreparesSampler(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	s := &slowPrepare{Sampler: capture.NewPerf(), delay: 3500 * time.Millisecond}
 	cfg := Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
-		Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=6", "run"},
+		Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=8", "run"},
 		NewSampler: func(string) (capture.Sampler, error) { return s, nil }}
 	if _, err := Run(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)
