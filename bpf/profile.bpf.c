@@ -260,7 +260,14 @@ struct thread_state {
 	__u32 blind_skipped; // switch_blind_skipped
 	__u32 dense;        // timer samples to count twice (timer_balance)
 	__u32 densed;       // switch_dense
+	__u32 dense_debt;   // periods counted by dense samples beyond their own, not yet taken from the owed samples (not in taken)
 };
+
+// At most this many periods counted by dense samples wait for owed samples
+// to take them from; beyond it a dense sample counts once. A thread whose
+// samples never fall behind its run time (no owed samples) would
+// otherwise get a period more than its run time for each.
+#define DENSE_DEBT_MAX 2
 
 // run_time is the thread's run time since t->base, sum being its
 // sum_exec_runtime now, less the off-CPU program's run time the scheduler
@@ -643,14 +650,21 @@ int profile(struct bpf_perf_event_data *ctx)
 				h->switch_blind_skipped++;
 				return 0;
 			}
+			t->taken++;
 			if (t->dense) {
 				t->dense--;
-				t->densed++;
-				h->switch_dense++;
-				t->taken += 2;
-				return take_sample(ctx, ctx, h, tgid, tid, 2);
+				if (t->dense_debt < DENSE_DEBT_MAX) {
+					// The second period waits in dense_debt, not
+					// in taken: were it counted as taken, the
+					// surplus rule would skip a timer sample
+					// for it as often as an owed sample came
+					// one fewer, and the two cancelled.
+					t->dense_debt++;
+					t->densed++;
+					h->switch_dense++;
+					return take_sample(ctx, ctx, h, tgid, tid, 2);
+				}
 			}
-			t->taken++;
 		}
 	}
 	return take_sample(ctx, ctx, h, tgid, tid, 1);
@@ -771,7 +785,8 @@ static __always_inline struct hrtimer_cpu_base *timer_base(struct perf_event *e)
 // thread's next timer sample skipped (blind time moves the samples it
 // should hold to wherever the timer next fires); for each period of
 // dense time the thread's next timer sample counts twice, and the owed
-// samples (at switch-outs, in blocking calls) come one fewer. At a
+// samples (at switch-outs, in blocking calls) come one fewer (dense_debt,
+// at most DENSE_DEBT_MAX periods waiting). At a
 // switch-out (in 0) it returns 1 when a blind sample is due: the caller
 // takes it with blind_take where it takes no other sample (one sample a
 // switch-out, one copy a sample), else it waits for the next switch-out.
@@ -908,11 +923,13 @@ int switch_fix(__u64 *ctx)
 	}
 	if (ran >= (taken + 1) * period_ns) {
 		t->taken++;
-		t->owed++;
-		h->switch_owed++;
-		return take_sample(ctx, NULL, h, target_tgid, tid, 1);
-	}
-	if (taken * period_ns > ran + period_ns && !t->skip) {
+		if (!t->dense_debt) {
+			t->owed++;
+			h->switch_owed++;
+			return take_sample(ctx, NULL, h, target_tgid, tid, 1);
+		}
+		t->dense_debt--; // a dense sample counted this period
+	} else if (taken * period_ns > ran + period_ns && !t->skip) {
 		t->skip = 1;
 		h->switch_surplus++;
 	}

@@ -145,6 +145,8 @@ type profileThreadState struct {
 	BlindSkipped uint32
 	Dense        uint32
 	Densed       uint32
+	DenseDebt    uint32
+	_            [4]byte
 }
 
 // Names of all BPF objects in the ELF.
