@@ -311,7 +311,9 @@ type Options struct {
 	// restart of the sample timer at a switch-in programs nothing (the
 	// timer is not the CPU's next), the return path is that much
 	// shorter than where a sample can fall in it, and a timer sample
-	// counts twice for each period of such time (Health.SwitchDense).
+	// counts twice for each period of such time (Health.SwitchDense),
+	// its second period taken from the thread's next owed sample (at
+	// most two waiting; beyond, it counts once).
 	// 0: no such correction. See docs/fidelity.md, "Timer programming".
 	TimerProgramCost time.Duration
 	// OffCPU (Linux 5.18 with BTF, needs PID) also counts where the
