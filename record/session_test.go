@@ -650,7 +650,7 @@ func TestRunPreparesSampler(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	s := &slowPrepare{Sampler: capture.NewPerf(), delay: 3500 * time.Millisecond}
 	cfg := Config{Sampler: "perf", Target: Target{PID: target.Process.Pid}, Out: out,
-		Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=8", "run"},
+		Warmup: 500 * time.Millisecond, Margin: time.Second, Workload: []string{sysbench, "--time=6", "run"},
 		NewSampler: func(string) (capture.Sampler, error) { return s, nil }}
 	if _, err := Run(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)
