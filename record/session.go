@@ -263,38 +263,36 @@ func (r *recorder) startSampling(ctx context.Context, win *window) error {
 	var err error
 	// How long each step took, for the error when they leave no window.
 	var steps []string
-	step := func(name string, since time.Time) {
-		steps = append(steps, fmt.Sprintf("%s %s", name, time.Since(since).Round(10*time.Millisecond)))
+	mark := time.Now()
+	step := func(name string) {
+		now := time.Now()
+		steps = append(steps, fmt.Sprintf("%s %s", name, now.Sub(mark).Round(10*time.Millisecond)))
+		mark = now
 	}
-	t := time.Now()
 	if win.outerBefore, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return fmt.Errorf("record: pid %d: %w", r.pid, err)
 	}
-	step("/proc", t)
-	t = time.Now()
+	step("/proc")
 	if r.sampler != nil {
 		if err := r.withFallback(func(o capture.Options) error { return r.sampler.Start(context.WithoutCancel(ctx), r.pid, o) }); err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
 		r.meta.SwitchFix = r.opts.SwitchFix
-		step("sampler start", t)
-		t = time.Now()
+		step("sampler start")
 	}
 	// The window starts once the sampler runs: figures from here on.
 	if win.before, err = procstat.Read(c.ProcRoot, r.pid); err != nil {
 		return r.fail("", fmt.Errorf("record: pid %d: %w", r.pid, err))
 	}
-	step("/proc", t)
+	step("/proc")
 	if r.server != nil {
-		t = time.Now()
 		if win.cBefore, err = r.server.Counters(ctx, c.OpsCounter...); err != nil {
 			return r.fail("", fmt.Errorf("record: server counters: %w", err))
 		}
-		step("server counters", t)
+		step("server counters")
 	}
-	t = time.Now()
 	r.hostStart()
-	step("host figures", t)
+	step("host figures")
 	win.start = time.Now()
 	if !win.deadline.IsZero() {
 		// A sampler slow to start (a loaded machine) shortens the window
