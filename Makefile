@@ -38,13 +38,14 @@ bench:
 # perf and the BPF sampler (per-thread and per-CPU events) at 99 and 999 Hz,
 # with and without the off-CPU program (#19), interleaved rounds, median
 # ratios and sampled/accounted CPU; then the off-CPU program's run time per
-# context switch without a server (BenchmarkOffCPUSwitch). Needs root,
+# context switch without a server (BenchmarkOffCPUSwitch), and the switch
+# fix's (BenchmarkSwitchFixSwitch). Needs root,
 # mariadb-server, sysbench and linux-perf. FLAMEDIFF_BENCH_PAIRS,
 # FLAMEDIFF_BENCH_SECONDS, FLAMEDIFF_BENCH_TEST and FLAMEDIFF_BENCH_CONFIGS
 # tune it. Measure on a quiet machine (flock /tmp/flamediff-quiet.lock make ...).
 bench-overhead:
 	$(GO) test ./bench -run '^$$' -bench 'CaptureOverhead$$' -benchtime 1x -timeout 60m
-	$(GO) test ./bpf -run '^$$' -bench OffCPUSwitch -benchtime 20000x
+	$(GO) test ./bpf -run '^$$' -bench 'OffCPUSwitch|SwitchFixSwitch' -benchtime 20000x
 
 # Capture overhead with the sampler switched on and off in phases of a few
 # seconds during one sysbench run (BenchmarkCaptureOverheadPaired): each
