@@ -261,6 +261,9 @@ struct thread_state {
 	__u32 dense;        // timer samples to count twice (timer_balance)
 	__u32 densed;       // switch_dense
 	__u32 dense_debt;   // periods counted by dense samples beyond their own, not yet taken from the owed samples (not in taken)
+	__u32 _pad;
+	__u64 ev_ctx;       // thread_event's cache: the perf context it last looked in ...
+	__u64 ev;           // ... and the event it found there
 };
 
 // At most this many periods counted by dense samples wait for owed samples
@@ -708,18 +711,34 @@ int profile_weighted(struct bpf_perf_event_data *ctx)
 }
 
 // thread_event returns task's per-thread cpu-clock event that this program
-// is attached to (one with a BPF program and period_ns), or NULL.
-static __always_inline struct perf_event *thread_event(struct task_struct *task)
+// is attached to (one with a BPF program and period_ns), or NULL. With t
+// (task's state) it remembers the event found and the perf context it was
+// found in, and finds it there again without a look: a thread's event
+// stays in its context until the profiler closes it, and a context that
+// perf swaps between two threads carries its event along. (A look is two
+// or three reads of kernel memory through a helper, at every switch-in
+// and switch-out of a target thread before the cache: see
+// BenchmarkSwitchFixSwitch and docs/fidelity.md. A thread id reused for
+// a new thread while sampling, whose context lands at the old one's
+// address, would find a stale event, as it finds the old thread's state.)
+static __always_inline struct perf_event *thread_event(struct task_struct *task, struct thread_state *t)
 {
 	struct perf_event_context *ctx = task->perf_event_ctxp;
 	if (!ctx)
 		return NULL;
+	if (t && t->ev_ctx == (__u64)ctx)
+		return (struct perf_event *)t->ev;
 	struct list_head *head = &ctx->event_list;
 	struct list_head *pos = ctx->event_list.next;
 	for (int i = 0; i < 4 && pos && pos != head; i++) {
 		struct perf_event *e = (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
-		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns)
+		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns) {
+			if (t) {
+				t->ev_ctx = (__u64)ctx;
+				t->ev = (__u64)e;
+			}
 			return e;
+		}
 		pos = BPF_CORE_READ(pos, next);
 	}
 	return NULL;
@@ -738,31 +757,45 @@ static __always_inline __s64 event_timer_left(struct perf_event *e, __u64 now)
 // (thread_event) has left at now, or a large value when none is found.
 static __always_inline __s64 sample_timer_left(struct task_struct *task, __u64 now)
 {
-	return event_timer_left(thread_event(task), now);
+	return event_timer_left(thread_event(task, NULL), now);
 }
 
-// The CPU's hrtimer base (struct hrtimer_cpu_base *), per CPU, learnt at
-// switch-outs of target threads from their sample timer, which is queued
-// on that CPU then (timer_base).
+// The CPU's hrtimer base, per CPU, learnt at switch-outs of target threads
+// from their sample timer, which is queued on that CPU then (timer_base):
+// the timer's clock base (struct hrtimer_clock_base *) and the CPU base it
+// belongs to (struct hrtimer_cpu_base *).
+struct timer_bases {
+	__u64 clock;
+	__u64 cpu;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct timer_bases);
 } cpu_timer_base SEC(".maps");
 
 // timer_base returns this CPU's hrtimer base, read from e (the sample
 // timer of a target thread being switched out here) and remembered, or
 // with e NULL the one remembered (NULL until a switch-out was seen here).
+// The CPU base is read again only when the timer's clock base is not the
+// one it was read from last (one read of kernel memory through a helper
+// instead of two at a switch-out: BenchmarkSwitchFixSwitch).
 static __always_inline struct hrtimer_cpu_base *timer_base(struct perf_event *e)
 {
 	__u32 zero = 0;
-	__u64 *slot = bpf_map_lookup_elem(&cpu_timer_base, &zero);
+	struct timer_bases *slot = bpf_map_lookup_elem(&cpu_timer_base, &zero);
 	if (!slot)
 		return NULL;
-	if (e)
-		*slot = (__u64)BPF_CORE_READ(e, hw.hrtimer.base, cpu_base);
-	return (struct hrtimer_cpu_base *)*slot;
+	if (e) {
+		__u64 clock = (__u64)BPF_CORE_READ(e, hw.hrtimer.base);
+		if (clock != slot->clock) {
+			slot->cpu = clock ? (__u64)BPF_CORE_READ((struct hrtimer_clock_base *)clock, cpu_base) : 0;
+			slot->clock = clock;
+		}
+	}
+	return (struct hrtimer_cpu_base *)slot->cpu;
 }
 
 // timer_balance is switch_fix's correction for time whose length depends
@@ -790,8 +823,11 @@ static __always_inline struct hrtimer_cpu_base *timer_base(struct perf_event *e)
 // switch-out (in 0) it returns 1 when a blind sample is due: the caller
 // takes it with blind_take where it takes no other sample (one sample a
 // switch-out, one copy a sample), else it waits for the next switch-out.
+// At a switch-in, left is the event's period_left (what its timer is
+// restarted with).
 static __always_inline __u64 timer_balance(struct task_struct *task, struct perf_event *e,
-					   struct thread_state *t, struct health_counters *h, int in)
+					   struct thread_state *t, struct health_counters *h, int in,
+					   __s64 left)
 {
 	if (!timer_program_ns || !e)
 		return 0;
@@ -799,7 +835,6 @@ static __always_inline __u64 timer_balance(struct task_struct *task, struct perf
 	if (!cb)
 		return 0;
 	if (in) {
-		__s64 left = BPF_CORE_READ(e, hw.period_left.a.a.counter);
 		__s64 start = left > 0 ? left : left < 0 ? 10000 : (__s64)period_ns;
 		if ((__s64)bpf_ktime_get_ns() + start < BPF_CORE_READ(cb, expires_next))
 			return 0; // the restart programs the device
@@ -839,11 +874,12 @@ static __always_inline void switch_in(struct task_struct *next, struct health_co
 	struct thread_state *t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t)
 		return; // unknown yet
-	struct perf_event *e = thread_event(next);
-	timer_balance(next, e, t, h, 1);
+	struct perf_event *e = thread_event(next, t);
+	__s64 left = e ? BPF_CORE_READ(e, hw.period_left.a.a.counter) : 0;
+	timer_balance(next, e, t, h, 1, left);
 	if (t->skip)
 		return; // a skip is due already (a deferred sample stands for it)
-	if (e && BPF_CORE_READ(e, hw.period_left.a.a.counter) < 0) {
+	if (e && left < 0) {
 		t->skip = 1;
 		h->switch_late++;
 	}
@@ -910,8 +946,8 @@ int switch_fix(__u64 *ctx)
 		return 0;
 	}
 	__u64 ran = run_time(t, sum);
-	struct perf_event *e = thread_event(prev);
-	__u64 blind = timer_balance(prev, e, t, h, 0);
+	struct perf_event *e = thread_event(prev, t);
+	__u64 blind = timer_balance(prev, e, t, h, 0, 0);
 	// Blind samples wait for their skip: until then they are not ahead.
 	__u64 taken = t->taken - t->blind_skip;
 	if (event_timer_left(e, bpf_ktime_get_ns()) < defer_slack_ns && !t->skip) {

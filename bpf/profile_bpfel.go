@@ -146,7 +146,15 @@ type profileThreadState struct {
 	Dense        uint32
 	Densed       uint32
 	DenseDebt    uint32
-	_            [4]byte
+	Pad          uint32
+	EvCtx        uint64
+	Ev           uint64
+}
+
+type profileTimerBases struct {
+	_     structs.HostLayout
+	Clock uint64
+	Cpu   uint64
 }
 
 // Names of all BPF objects in the ELF.
