@@ -119,26 +119,14 @@ func TestCheckOffCPUWithoutPrivileges(t *testing.T) {
 // "user" walks user stacks only, "kernel" kernel stacks too (the lab's
 // setting). Needs root; skips otherwise. Run with -benchtime 20000x.
 func BenchmarkOffCPUSwitch(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs")
-	}
-	stats, err := EnableStats()
-	if err != nil {
-		b.Skipf("BPF run-time statistics: %v", err)
-	}
-	defer stats.Close()
-	idle := exec.Command("sleep", "3600")
-	if err := idle.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = idle.Process.Kill(); _ = idle.Wait() }()
+	idle := benchStatsIdle(b)
 	for _, kernel := range []bool{false, true} {
 		name := "user"
 		if kernel {
 			name = "kernel"
 		}
 		b.Run(name, func(b *testing.B) {
-			other := benchLoad(b, Options{PID: idle.Process.Pid, OffCPU: true, Kernel: kernel, FrequencyHz: 1})
+			other := benchLoad(b, Options{PID: idle.Pid, OffCPU: true, Kernel: kernel, FrequencyHz: 1})
 			o := sleepLoop(b, other, b.N)
 			otherNs := float64(o.runtime) / float64(o.runs)
 			target := benchLoad(b, Options{PID: os.Getpid(), OffCPU: true, Kernel: kernel, FrequencyHz: 1})
@@ -175,6 +163,28 @@ func BenchmarkOffCPUSwitch(b *testing.B) {
 				name, b.N, thread, r.procSwitches, all, r.runs, r.runtime, otherNs)
 		})
 	}
+}
+
+// benchStatsIdle skips b without root or the kernel's BPF run-time
+// statistics, turns them on for b, and starts a process that never runs
+// (sleep 3600, killed at b's end): a target for measuring what the
+// programs' runs that return at once cost.
+func benchStatsIdle(b *testing.B) *os.Process {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs")
+	}
+	stats, err := EnableStats()
+	if err != nil {
+		b.Skipf("BPF run-time statistics: %v", err)
+	}
+	b.Cleanup(func() { stats.Close() })
+	idle := exec.Command("sleep", "3600")
+	if err := idle.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = idle.Process.Kill(); _ = idle.Wait() })
+	return idle.Process
 }
 
 func benchLoad(b *testing.B, opts Options) *Profiler {

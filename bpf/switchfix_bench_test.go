@@ -4,7 +4,6 @@ package bpf
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -34,23 +33,11 @@ import (
 // Needs root; skips otherwise. Run with -benchtime 20000x (make
 // bench-overhead).
 func BenchmarkSwitchFixSwitch(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs")
-	}
-	stats, err := EnableStats()
-	if err != nil {
-		b.Skipf("BPF run-time statistics: %v", err)
-	}
-	defer stats.Close()
-	idle := exec.Command("sleep", "3600")
-	if err := idle.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = idle.Process.Kill(); _ = idle.Wait() }()
+	idle := benchStatsIdle(b)
 	opts := func(pid int) Options {
 		return Options{PID: pid, FrequencyHz: 99, PerThread: true, SwitchFix: true, TimerProgramCost: 5 * time.Microsecond}
 	}
-	other := fixLoop(b, opts(idle.Process.Pid), b.N)
+	other := fixLoop(b, opts(idle.Pid), b.N)
 	otherNs := float64(other.runtime) / float64(other.runs)
 	b.ResetTimer()
 	r := fixLoop(b, opts(os.Getpid()), b.N)
