@@ -262,8 +262,9 @@ struct thread_state {
 	__u32 densed;       // switch_dense
 	__u32 dense_debt;   // periods counted by dense samples beyond their own, not yet taken from the owed samples (not in taken)
 	__u32 _pad;
-	__u64 ev_ctx;       // thread_event's cache: the perf context it last looked in ...
-	__u64 ev;           // ... and the event it found there
+	__u64 ev_ctx;       // thread_event's cache: the perf context it last looked in,
+	__u64 ev_first;     // the first entry of that context's event list then,
+	__u64 ev;           // and the event it found there
 };
 
 // At most this many periods counted by dense samples wait for owed samples
@@ -712,29 +713,36 @@ int profile_weighted(struct bpf_perf_event_data *ctx)
 
 // thread_event returns task's per-thread cpu-clock event that this program
 // is attached to (one with a BPF program and period_ns), or NULL. With t
-// (task's state) it remembers the event found and the perf context it was
-// found in, and finds it there again without a look: a thread's event
-// stays in its context until the profiler closes it, and a context that
-// perf swaps between two threads carries its event along. (A look is two
-// or three reads of kernel memory through a helper, at every switch-in
-// and switch-out of a target thread before the cache: see
-// BenchmarkSwitchFixSwitch and docs/fidelity.md. A thread id reused for
-// a new thread while sampling, whose context lands at the old one's
-// address, would find a stale event, as it finds the old thread's state.)
+// (task's state) it remembers the event found, the perf context it was
+// found in and the first entry of that context's event list, and while
+// the thread has that context with that first entry it finds the event
+// there again without a look. A thread's event stays in its context until
+// the profiler closes it, and a context that perf swaps between two
+// threads carries its event along; an event added to the context goes to
+// the head of its list, and a context freed (its events closed) and
+// allocated again at the same address for the thread has new events: the
+// first entry differs then, unless that too came back at the same
+// address. (A look is two or three reads of kernel memory through a
+// helper, at every switch-in and switch-out of a target thread before the
+// cache; the key costs two plain loads: see BenchmarkSwitchFixSwitch and
+// docs/fidelity.md. A thread id reused for a new thread while sampling
+// keeps the old thread's state, this cache with it.)
 static __always_inline struct perf_event *thread_event(struct task_struct *task, struct thread_state *t)
 {
 	struct perf_event_context *ctx = task->perf_event_ctxp;
 	if (!ctx)
 		return NULL;
-	if (t && t->ev_ctx == (__u64)ctx)
-		return (struct perf_event *)t->ev;
 	struct list_head *head = &ctx->event_list;
 	struct list_head *pos = ctx->event_list.next;
+	if (t && t->ev_ctx == (__u64)ctx && t->ev_first == (__u64)pos)
+		return (struct perf_event *)t->ev;
+	__u64 first = (__u64)pos;
 	for (int i = 0; i < 4 && pos && pos != head; i++) {
 		struct perf_event *e = (void *)pos - bpf_core_field_offset(struct perf_event, event_entry);
 		if (BPF_CORE_READ(e, prog) && BPF_CORE_READ(e, hw.sample_period) == period_ns) {
 			if (t) {
 				t->ev_ctx = (__u64)ctx;
+				t->ev_first = first;
 				t->ev = (__u64)e;
 			}
 			return e;

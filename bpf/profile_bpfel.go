@@ -148,6 +148,7 @@ type profileThreadState struct {
 	DenseDebt    uint32
 	Pad          uint32
 	EvCtx        uint64
+	EvFirst      uint64
 	Ev           uint64
 }
 
