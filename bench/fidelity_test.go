@@ -26,6 +26,8 @@ import (
 // 2 points by more than two of them is flagged. Kernel frames are kept so
 // that the switch-in samples can be told apart; the shares of the user
 // functions are inclusive, so kernel frames below them do not change them.
+// Stacks are walked as flamediff record walks them by default: perf with
+// dwarf, the BPF sampler with frame pointers and stack copies.
 //
 // FLAMEDIFF_FIDELITY_SECONDS (default 8) seconds per run,
 // FLAMEDIFF_FIDELITY_TIMER_COST (nanoseconds; default: measured at start,
@@ -143,6 +145,13 @@ func measureFidelity(bin, dir string, sc cputruth.Scenario, c fidelityConfig, wi
 	s := newSampler(c.sampler)
 	ctx := context.Background()
 	o := capture.Options{FrequencyHz: c.freq, Kernel: true, SystemWide: c.perCPU, SwitchFix: c.fix, WorkDir: dir}
+	if c.sampler == "perf" {
+		// What `flamediff record --sampler perf` walks stacks with by
+		// default (--call-graph auto): perf's frame-pointer walk loses
+		// the caller of a sample in glibc, built without frame pointers
+		// (syscall(2) in the syscalls scenario's syswork).
+		o.CallGraph = "dwarf"
+	}
 	if v, err := strconv.Atoi(os.Getenv("FLAMEDIFF_FIDELITY_TIMER_COST")); err == nil {
 		o.TimerProgramCost = time.Duration(v)
 	}
